@@ -1,0 +1,18 @@
+# informer-lab. Every Go build here runs per module with GOWORK=off, so each lab links the
+# client-go its own go.mod pins (see README: "Why GOWORK=off").
+K8S_VERSION ?= 1.32.13
+ARGS ?=
+
+.PHONY: compare test envtest clean
+
+compare: envtest ## one shared apiserver, every lab attached, one writer, the wire diff and verdict
+	cd harness && GOWORK=off go run . $(ARGS)
+
+test: envtest ## every module's tests, against a real envtest apiserver
+	hack/test.sh
+
+envtest: ## build kube-apiserver + etcd $(K8S_VERSION) from the Go module proxy (once; later runs reuse)
+	cd envtestbin && GOWORK=off go run ./cmd/provision -version $(K8S_VERSION)
+
+clean: ## remove run directories
+	rm -rf out

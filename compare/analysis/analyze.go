@@ -1,0 +1,282 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"informer-lab/record"
+)
+
+// Report is the comparison of one run: per-lab facts, phase diffs against the baseline lab,
+// fan-out skew and the relations that failed.
+type Report struct {
+	Dir         string
+	Server      string
+	ServerGates string
+	Writes      []record.Record // the harness's successful writes, in order
+	DeleteRVs   int             // DELETE writes whose rv was taken from the watchers (see resolveDeleteRVs)
+	Labs        []*LabReport    // in Run.Labs order; Labs[0] is the baseline
+	Diffs       []PhaseDiff     // one per non-baseline lab and phase
+	Skew        Skew
+	Faults      []string // SETUP fault records of any log
+	Failures    []string // relations that do not hold, in words; empty when the verdict holds
+}
+
+// LabReport is what one lab did.
+type LabReport struct {
+	Name     string
+	ClientGo string // linked version, from SETUP client-go
+	Gate     string // WatchListClient on|off, from SETUP gate
+	Want     string // the handshake shape its gate implies
+	Tags     []string
+	Unsynced []string             // informers that never reported HasSynced
+	Sync     map[string]Handshake // per tag
+	Watchers map[string]*Watcher  // per tag: the steady phase
+	Initial  []string             // normalized lines of the initial phase
+	Steady   []string             // normalized lines of the steady phase
+}
+
+// Watcher is one informer's steady phase.
+type Watcher struct {
+	Events    []record.Record // WATCH-EVENTs except periodic bookmarks
+	Bookmarks int             // periodic bookmarks, left out of the comparison
+	Handlers  int             // HANDLER calls
+	Expected  int             // harness writes it should have seen
+	Mismatch  string          // first difference from the harness's writes, "" when none
+}
+
+// PhaseDiff is the unified diff of one lab's phase against the baseline's; Text is "" when equal.
+type PhaseDiff struct {
+	Phase, Base, Lab string
+	Lines            int // lines in the lab's phase
+	Text             string
+}
+
+// Skew is the fan-out skew: per write, the spread of the times all watchers saw its event.
+type Skew struct {
+	Writes, Watchers int // writes measured, watchers in the run
+	Min, Median, Max time.Duration
+}
+
+// Analyze compares the labs of a run with each other and with the harness's writes.
+func Analyze(run *Run) *Report {
+	rep := &Report{Dir: run.Dir, Server: run.Server, ServerGates: run.ServerGates}
+	for _, r := range run.Harness {
+		switch {
+		case r.Kind == record.Mutator && r.Error == "" && (r.RV != "" || r.Event == "DELETE"):
+			rep.Writes = append(rep.Writes, r)
+		case r.Kind == record.Setup && r.Step == record.StepFault:
+			rep.Faults = append(rep.Faults, fmt.Sprintf("harness: %s %s", r.Value, scrub(r.Detail)))
+		}
+	}
+	rep.DeleteRVs = resolveDeleteRVs(rep.Writes, run.Labs)
+	for _, lab := range run.Labs {
+		rep.Labs = append(rep.Labs, rep.analyzeLab(lab))
+	}
+	if len(rep.Labs) == 0 { // LoadRun refuses such a run; a Run built in code may still have none
+		rep.Failures = append(rep.Failures, "no labs in the run")
+		return rep
+	}
+	base := rep.Labs[0]
+	for _, l := range rep.Labs[1:] {
+		rep.Diffs = append(rep.Diffs,
+			PhaseDiff{"initial sync", base.Name, l.Name, len(l.Initial), unifiedDiff(base.Name, l.Name, base.Initial, l.Initial)},
+			PhaseDiff{"steady", base.Name, l.Name, len(l.Steady), unifiedDiff(base.Name, l.Name, base.Steady, l.Steady)})
+	}
+	rep.Skew = fanOutSkew(rep)
+	for _, f := range rep.Faults {
+		// A fault means a log is incomplete: whatever it shows cannot vouch for the verdict.
+		rep.Failures = append(rep.Failures, "fault recorded: "+f)
+	}
+	return rep
+}
+
+func (rep *Report) analyzeLab(lab *Lab) *LabReport {
+	lr := &LabReport{Name: lab.Name, Sync: map[string]Handshake{}, Watchers: map[string]*Watcher{}}
+	tags := map[string]bool{}
+	for _, r := range lab.Records {
+		switch {
+		case r.Kind == record.Setup && r.Step == record.StepClientGo:
+			lr.ClientGo = r.Value
+		case r.Kind == record.Setup && r.Step == record.StepGate:
+			lr.Gate = r.Value
+		case r.Kind == record.Setup && r.Step == record.StepFault:
+			rep.Faults = append(rep.Faults, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", lab.Name, r.Tag, r.Value, scrub(r.Detail))))
+		case r.Kind == record.HTTP && r.Tag != "":
+			tags[r.Tag] = true
+		}
+	}
+	lr.Tags = sortedSet(tags)
+	lr.Want = expectedShape(lr.Gate, rep.ServerGates)
+	initial, steady, unsynced := splitPhases(lab.Records)
+	lr.Unsynced = unsynced
+	lr.Initial, lr.Steady = initialLines(initial), steadyLines(steady)
+	fail := func(format string, args ...any) {
+		rep.Failures = append(rep.Failures, lab.Name+": "+fmt.Sprintf(format, args...))
+	}
+	if len(lr.Tags) == 0 {
+		fail("no HTTP records: the informers made no requests")
+	}
+	for _, t := range unsynced {
+		fail("%s never synced", t)
+	}
+	for _, tag := range lr.Tags {
+		h := handshake(tag, initial, lr.Want)
+		lr.Sync[tag] = h
+		for _, p := range h.Problems {
+			fail("%s", p)
+		}
+		w := watcher(tag, steady, rep.Writes, h.SyncRV)
+		lr.Watchers[tag] = w
+		if w.Mismatch != "" {
+			fail("%s: %s", tag, w.Mismatch)
+		}
+	}
+	return lr
+}
+
+// resolveDeleteRVs fills in the rv of each DELETE the harness could not learn: the apiserver
+// answers a ConfigMap DELETE with a Status, not the object, so the deletion's rv exists only on
+// the DELETED events. The rv most watchers report is taken; every watcher must then agree with
+// it, which is the claim under test (one write, one rv, on every stream). Returns how many.
+func resolveDeleteRVs(writes []record.Record, labs []*Lab) int {
+	n := 0
+	for i, wr := range writes {
+		if wr.Event != "DELETE" || wr.RV != "" {
+			continue
+		}
+		votes := map[string]int{}
+		for _, lab := range labs {
+			for _, r := range lab.Records {
+				if r.Kind == record.WatchEvent && r.Event == "DELETED" && r.Name == wr.Name &&
+					(wr.Namespace == "" || r.Namespace == wr.Namespace) && r.Time.After(wr.Time.Add(-time.Second)) {
+					votes[r.RV]++
+				}
+			}
+		}
+		best := ""
+		for rv, v := range votes {
+			if v > votes[best] || (v == votes[best] && rv < best) {
+				best = rv
+			}
+		}
+		writes[i].RV = best
+		n++
+	}
+	return n
+}
+
+// eventFor maps a write to the watch event it must cause.
+var eventFor = map[string]string{"CREATE": "ADDED", "UPDATE": "MODIFIED", "DELETE": "DELETED"}
+
+// watcher reads one informer's steady phase and compares its events with the writes made after
+// its sync rv: writes at or below it were already in the initial state it synced.
+func watcher(tag string, steady, writes []record.Record, syncRV string) *Watcher {
+	w := &Watcher{}
+	for _, r := range steady {
+		switch {
+		case r.Tag != tag:
+		case isVolatileBookmark(r):
+			w.Bookmarks++
+		case r.Kind == record.WatchEvent:
+			w.Events = append(w.Events, r)
+		case r.Kind == record.Handler:
+			w.Handlers++
+		}
+	}
+	var want []record.Record
+	for _, wr := range writes {
+		if rvAfter(wr.RV, syncRV) {
+			want = append(want, wr)
+		}
+	}
+	w.Expected = len(want)
+	for i := 0; i < max(len(want), len(w.Events)); i++ {
+		switch {
+		case i >= len(w.Events):
+			w.Mismatch = fmt.Sprintf("saw %d of %d writes, first missing: #%d %s", len(w.Events), len(want), i+1, writeText(want[i]))
+		case i >= len(want):
+			w.Mismatch = fmt.Sprintf("saw %d events for %d writes, first extra: #%d %s", len(w.Events), len(want), i+1, eventText(w.Events[i]))
+		case !matches(want[i], w.Events[i]):
+			w.Mismatch = fmt.Sprintf("#%d want %s, got %s", i+1, writeText(want[i]), eventText(w.Events[i]))
+		default:
+			continue
+		}
+		break
+	}
+	return w
+}
+
+func matches(wr, ev record.Record) bool {
+	return eventFor[wr.Event] == ev.Event && wr.Name == ev.Name && wr.RV == ev.RV &&
+		(wr.Namespace == "" || ev.Namespace == "" || wr.Namespace == ev.Namespace)
+}
+
+func writeText(wr record.Record) string {
+	return eventLine(eventFor[wr.Event], wr.Namespace, wr.Name, wr.RV)
+}
+
+func eventText(ev record.Record) string {
+	return eventLine(ev.Event, ev.Namespace, ev.Name, ev.RV)
+}
+
+// rvAfter reports whether rv is newer than sync. Comparing rvs as numbers is what the API says
+// clients must not do; this harness reads etcd-backed rvs from one server, where it holds.
+// An unknown sync rv keeps every write.
+func rvAfter(rv, sync string) bool {
+	a, err1 := strconv.ParseUint(rv, 10, 64)
+	b, err2 := strconv.ParseUint(sync, 10, 64)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return a > b
+}
+
+// fanOutSkew measures, for each write, the spread between the first and the last watcher
+// (of any lab) to receive its event.
+func fanOutSkew(rep *Report) Skew {
+	seen := map[string][]time.Time{} // write rv -> event times, one per watcher
+	var sk Skew
+	for _, lab := range rep.Labs {
+		for _, tag := range lab.Tags {
+			sk.Watchers++
+			for _, ev := range lab.Watchers[tag].Events {
+				if ev.Event != "BOOKMARK" && ev.Event != "ERROR" {
+					seen[ev.RV] = append(seen[ev.RV], ev.Time)
+				}
+			}
+		}
+	}
+	var spreads []time.Duration
+	for _, wr := range rep.Writes {
+		ts := seen[wr.RV]
+		if len(ts) < 2 {
+			continue
+		}
+		lo, hi := ts[0], ts[0]
+		for _, t := range ts[1:] {
+			if t.Before(lo) {
+				lo = t
+			}
+			if t.After(hi) {
+				hi = t
+			}
+		}
+		spreads = append(spreads, hi.Sub(lo))
+	}
+	if len(spreads) == 0 {
+		return sk
+	}
+	sort.Slice(spreads, func(i, j int) bool { return spreads[i] < spreads[j] })
+	sk.Writes = len(spreads)
+	sk.Min, sk.Max = spreads[0], spreads[len(spreads)-1]
+	if n := len(spreads); n%2 == 1 {
+		sk.Median = spreads[n/2]
+	} else {
+		sk.Median = (spreads[n/2-1] + spreads[n/2]) / 2
+	}
+	return sk
+}

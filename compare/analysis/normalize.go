@@ -1,0 +1,285 @@
+package analysis
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+
+	"informer-lab/record"
+)
+
+// Annotation the server puts on the bookmark that closes a stream's initial events.
+const initialEventsEnd = "k8s.io/initial-events-end"
+
+// Placeholders for values that differ from run to run.
+const (
+	phSyncRV   = "<RV0>" // the collection rv a sync settled on
+	phObjectRV = "<RV>"  // any other rv of the initial phase
+	phTimeout  = "<T>"   // timeout/timeoutSeconds: random per watch request
+	phHost     = "<host>"
+	phTime     = "<time>"
+)
+
+// splitPhases cuts a lab's records after the SETUP synced record of the last of its informers
+// (the tags that made HTTP requests) to sync. Informers that never synced are returned: their
+// lab has no steady phase.
+func splitPhases(recs []record.Record) (initial, steady []record.Record, unsynced []string) {
+	waiting := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == record.HTTP && r.Tag != "" {
+			waiting[r.Tag] = true
+		}
+	}
+	end := -1 // index of the record that closes the initial phase
+	if len(waiting) == 0 {
+		return nil, recs, nil
+	}
+	for i, r := range recs {
+		if r.Kind == record.Setup && r.Step == record.StepSynced && waiting[r.Tag] {
+			delete(waiting, r.Tag)
+			if len(waiting) == 0 {
+				end = i
+				break
+			}
+		}
+	}
+	if end < 0 {
+		return recs, nil, sortedSet(waiting)
+	}
+	return recs[:end+1], recs[end+1:], nil
+}
+
+// syncRVs returns the rvs an initial phase settled on, per tag: the LIST collection rv and the
+// rv of the initial-events-end bookmark. They are the same kind of value in both handshakes.
+func syncRVs(initial []record.Record) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	add := func(tag, rv string) {
+		if rv == "" {
+			return
+		}
+		if out[tag] == nil {
+			out[tag] = map[string]bool{}
+		}
+		out[tag][rv] = true
+	}
+	for _, r := range initial {
+		switch {
+		case r.Kind == record.List:
+			add(r.Tag, r.RV)
+		case isEndBookmark(r):
+			add(r.Tag, r.RV)
+		}
+	}
+	return out
+}
+
+func isEndBookmark(r record.Record) bool {
+	return r.Kind == record.WatchEvent && r.Event == "BOOKMARK" && r.Annotations[initialEventsEnd] == "true"
+}
+
+// isVolatileBookmark reports the periodic bookmarks the server sends at times of its choosing:
+// they say nothing about what a client saw, so the steady comparison leaves them out.
+func isVolatileBookmark(r record.Record) bool {
+	return r.Kind == record.WatchEvent && r.Event == "BOOKMARK" && len(r.Annotations) == 0
+}
+
+// rvMapper rewrites one rv for a normalized line.
+type rvMapper func(rv string) string
+
+// steadyRV keeps rvs: in the steady phase they are the subject of the comparison.
+func steadyRV(rv string) string { return rv }
+
+// initialRV maps the rvs of an initial phase to placeholders: sync rvs to <RV0>, others to <RV>.
+func initialRV(sync map[string]bool) rvMapper {
+	return func(rv string) string {
+		switch {
+		case rv == "" || rv == "0": // "0" asks for the watch cache: part of the request's shape
+			return rv
+		case sync[rv]:
+			return phSyncRV
+		default:
+			return phObjectRV
+		}
+	}
+}
+
+// normalizeLine renders a record as one line that two labs on one server print alike when they
+// did the same thing: no time, no source, no host or port, no random timeouts.
+func normalizeLine(r record.Record, rv rvMapper) string {
+	var b strings.Builder
+	b.WriteString("[" + string(r.Kind) + "]")
+	if r.Tag != "" {
+		b.WriteString("[" + r.Tag + "]")
+	}
+	b.WriteByte(' ')
+	switch r.Kind {
+	case record.HTTP:
+		b.WriteString(r.Method + " " + r.Path)
+		if r.Query != "" {
+			b.WriteString("?" + normalizeQuery(r.Query, rv))
+		}
+		if r.Error != "" {
+			b.WriteString(" -> error: " + scrub(r.Error))
+		} else {
+			fmt.Fprintf(&b, " -> %d %s", r.Status, r.ContentType)
+		}
+		if r.Accept != "" {
+			b.WriteString(" (accept " + r.Accept + ")")
+		}
+	case record.List:
+		fmt.Fprintf(&b, "rv=%s items=%d", rv(r.RV), len(r.Items))
+		for _, it := range r.Items {
+			b.WriteString(" " + objectName(it.Namespace, it.Name))
+		}
+	case record.WatchEvent:
+		b.WriteString(eventLine(r.Event, r.Namespace, r.Name, rv(r.RV)))
+		for _, k := range sortedKeys(r.Annotations) {
+			fmt.Fprintf(&b, " %s=%s", k, r.Annotations[k])
+		}
+		if r.Detail != "" {
+			b.WriteString(" " + scrub(r.Detail))
+		}
+	case record.Handler, record.Mutator:
+		b.WriteString(eventLine(r.Event, r.Namespace, r.Name, rv(r.RV)))
+		if r.Error != "" {
+			b.WriteString(" error: " + scrub(r.Error))
+		}
+	default:
+		b.WriteString(r.Step)
+		if r.Value != "" {
+			b.WriteString(" " + scrub(r.Value))
+		}
+		if r.Detail != "" {
+			b.WriteString(" (" + scrub(r.Detail) + ")")
+		}
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+// normalizeQuery sorts the parameters and replaces the values that differ per request.
+// It does not re-escape values: the line is read by people, not sent.
+func normalizeQuery(raw string, rv rvMapper) string {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return raw // keep what was sent rather than guess
+	}
+	var parts []string
+	for _, k := range sortedKeys(q) {
+		for _, v := range q[k] {
+			switch k {
+			case "timeout", "timeoutSeconds":
+				v = phTimeout
+			case "resourceVersion":
+				v = rv(v)
+			}
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+var (
+	hostPort  = regexp.MustCompile(`(?:\[[0-9A-Fa-f:.]+\]|(?:\d{1,3}\.){3}\d{1,3}|localhost)(?::\d+)?`)
+	timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?`)
+)
+
+// scrub removes hosts, ports and timestamps from free text (errors, details).
+func scrub(s string) string {
+	s = timestamp.ReplaceAllString(s, phTime)
+	return hostPort.ReplaceAllString(s, phHost)
+}
+
+// eventLine renders "MODIFIED default/lab-cm-1 rv=521", leaving out what is empty.
+func eventLine(event, ns, name, rv string) string {
+	s := event
+	if name != "" {
+		s += " " + objectName(ns, name)
+	}
+	if rv != "" {
+		s += " rv=" + rv
+	}
+	return s
+}
+
+func objectName(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// phaseLines renders a phase as normalized lines grouped by tag: untagged records first, then
+// all of A, then all of B; within a tag, what came over the wire first, then the handler calls.
+// Two informers run concurrently, and a lab logs wire events and handler calls from different
+// goroutines, so their interleaving differs from run to run; grouping keeps those races out of
+// the diff while the order within each group (the subject) stays as it happened.
+//
+// sortHandlers sorts each tag's handler calls: in the initial sync, a streaming reflector hands
+// its objects to the store from a map (client-go v0.32), so their order is random by design.
+func phaseLines(recs []record.Record, keep func(record.Record) bool, rv func(tag string) rvMapper, sortHandlers bool) []string {
+	wire, handlers := map[string][]string{}, map[string][]string{}
+	for _, r := range recs {
+		if !keep(r) {
+			continue
+		}
+		line := normalizeLine(r, rv(r.Tag))
+		switch {
+		case r.Kind == record.Handler:
+			handlers[r.Tag] = append(handlers[r.Tag], line)
+		case r.Kind == record.Setup && r.Step == record.StepSynced:
+			// synced closes the tag's group, after its handler calls
+		default:
+			wire[r.Tag] = append(wire[r.Tag], line)
+		}
+	}
+	tags := map[string]bool{}
+	for t := range wire {
+		tags[t] = true
+	}
+	for t := range handlers {
+		tags[t] = true
+	}
+	var out []string
+	for _, tag := range sortedSet(tags) { // "" sorts first
+		out = append(out, wire[tag]...)
+		if sortHandlers {
+			sort.Strings(handlers[tag])
+		}
+		out = append(out, handlers[tag]...)
+		for _, r := range recs {
+			if r.Tag == tag && r.Kind == record.Setup && r.Step == record.StepSynced && keep(r) {
+				out = append(out, normalizeLine(r, rv(tag)))
+			}
+		}
+	}
+	return out
+}
+
+// initialLines are the normalized lines of an initial phase: every record.
+func initialLines(initial []record.Record) []string {
+	sync := syncRVs(initial)
+	return phaseLines(initial, func(record.Record) bool { return true },
+		func(tag string) rvMapper { return initialRV(sync[tag]) }, true)
+}
+
+// steadyLines are the normalized lines of a steady phase: only what the watchers and handlers
+// saw, without the periodic bookmarks.
+func steadyLines(steady []record.Record) []string {
+	keep := func(r record.Record) bool {
+		return (r.Kind == record.WatchEvent && !isVolatileBookmark(r)) || r.Kind == record.Handler
+	}
+	return phaseLines(steady, keep, func(string) rvMapper { return steadyRV }, false)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedSet(m map[string]bool) []string { return sortedKeys(m) }

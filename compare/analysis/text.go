@@ -1,0 +1,261 @@
+package analysis
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// ExitCode is 0 when every relation holds, 1 otherwise.
+func (r *Report) ExitCode() int {
+	if len(r.Failures) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// WriteText writes the phase diffs, the verdict table and a one-line conclusion.
+func (r *Report) WriteText(w io.Writer) {
+	gates := r.ServerGates
+	if gates == "" {
+		gates = "defaults"
+	}
+	names := make([]string, len(r.Labs))
+	for i, l := range r.Labs {
+		names[i] = l.Name
+	}
+	fmt.Fprintf(w, "informer-lab compare: %s\n", r.Dir)
+	fmt.Fprintf(w, "server: %s (feature gates: %s)\n", r.Server, gates)
+	if len(names) == 0 {
+		fmt.Fprintf(w, "no labs\nVERDICT: fails\n")
+		return
+	}
+	fmt.Fprintf(w, "labs: %s (baseline: %s)\n", strings.Join(names, ", "), names[0])
+	fmt.Fprintf(w, "harness writes: %d\n", len(r.Writes))
+	if r.DeleteRVs > 0 {
+		fmt.Fprintf(w, "(%d DELETE rvs taken from the watchers' DELETED events: the apiserver answers a DELETE with a Status, so every watcher must agree on it)\n", r.DeleteRVs)
+	}
+
+	if len(r.Diffs) == 0 {
+		fmt.Fprintf(w, "\nonly one lab: nothing to diff\n")
+	}
+	for _, d := range r.Diffs {
+		fmt.Fprintf(w, "\n== %s: %s vs %s ==\n", d.Phase, d.Lab, d.Base)
+		if d.Text == "" {
+			fmt.Fprintf(w, "identical (%d lines)\n", d.Lines)
+		} else {
+			io.WriteString(w, d.Text)
+		}
+	}
+
+	fmt.Fprintf(w, "\n== verdict ==\n")
+	writeTable(w, r.table())
+	if r.Skew.Writes > 0 {
+		fmt.Fprintf(w, "fan-out skew over %d writes × %d watchers: min %s, median %s, max %s\n",
+			r.Skew.Writes, r.Skew.Watchers, ms(r.Skew.Min), ms(r.Skew.Median), ms(r.Skew.Max))
+	} else {
+		fmt.Fprintf(w, "fan-out skew: no write was seen by two watchers\n")
+	}
+	for _, f := range r.Faults {
+		fmt.Fprintf(w, "fault: %s\n", f)
+	}
+	fmt.Fprintf(w, "\n%s\n", r.Conclusion())
+	if len(r.Failures) == 0 {
+		fmt.Fprintf(w, "VERDICT: holds\n")
+		return
+	}
+	fmt.Fprintf(w, "VERDICT: fails (%d)\n", len(r.Failures))
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "- %s\n", f)
+	}
+}
+
+// table builds the verdict table: one row per fact, one column per lab.
+func (r *Report) table() [][]string {
+	rows := [][]string{{""}}
+	add := func(title string, cell func(l *LabReport) string) {
+		row := []string{title}
+		for _, l := range r.Labs {
+			row = append(row, cell(l))
+		}
+		rows = append(rows, row)
+	}
+	for _, l := range r.Labs {
+		rows[0] = append(rows[0], l.Name)
+	}
+	add("client-go", func(l *LabReport) string { return orUnknown(l.ClientGo) })
+	add("WatchListClient gate", func(l *LabReport) string { return orUnknown(l.Gate) })
+	add("initial-sync requests", func(l *LabReport) string {
+		return perInformer(l, func(h Handshake) string { return h.Label })
+	})
+	add("expected by gates", func(l *LabReport) string {
+		if l.Want == "" {
+			return "unknown (no gate record)"
+		}
+		problems := 0
+		for _, tag := range l.Tags {
+			problems += len(l.Sync[tag].Problems)
+		}
+		if problems > 0 {
+			return l.Want + ": NO, see below"
+		}
+		return l.Want + ": yes"
+	})
+	add("objects delivered", func(l *LabReport) string {
+		return perInformer(l, func(h Handshake) string { return h.Objects })
+	})
+	add("Accept → content type", func(l *LabReport) string {
+		return perInformer(l, func(h Handshake) string { return h.Wire })
+	})
+	add("steady events seen", func(l *LabReport) string {
+		return perWatcher(l, func(w *Watcher) string {
+			s := fmt.Sprint(len(w.Events))
+			if w.Bookmarks > 0 {
+				s += fmt.Sprintf(" (+%d periodic BOOKMARK)", w.Bookmarks)
+			}
+			return s
+		})
+	})
+	add("steady handler calls", func(l *LabReport) string {
+		return perWatcher(l, func(w *Watcher) string { return fmt.Sprint(w.Handlers) })
+	})
+	add("steady rvs = harness writes", func(l *LabReport) string {
+		var bad []string
+		for _, tag := range l.Tags {
+			if m := l.Watchers[tag].Mismatch; m != "" {
+				bad = append(bad, tag+": "+m)
+			}
+		}
+		if len(l.Unsynced) > 0 {
+			bad = append(bad, "never synced: "+strings.Join(l.Unsynced, ", "))
+		}
+		if len(bad) == 0 {
+			return "yes"
+		}
+		return "NO: " + strings.Join(bad, "; ")
+	})
+	return rows
+}
+
+// perInformer shows informer A's value, and B's only where it differs.
+func perInformer(l *LabReport, cell func(Handshake) string) string {
+	if len(l.Tags) == 0 {
+		return "-"
+	}
+	first := cell(l.Sync[l.Tags[0]])
+	out := first
+	for _, tag := range l.Tags[1:] {
+		if v := cell(l.Sync[tag]); v != first {
+			out += fmt.Sprintf(" (%s differs: %s)", tag, v)
+		}
+	}
+	return out
+}
+
+func perWatcher(l *LabReport, cell func(*Watcher) string) string {
+	var parts []string
+	for _, tag := range l.Tags {
+		parts = append(parts, tag+"="+cell(l.Watchers[tag]))
+	}
+	return orUnknown(strings.Join(parts, " "))
+}
+
+// Conclusion says in one line what a reader can check against the diffs and the table.
+func (r *Report) Conclusion() string {
+	watchers, bad := 0, ""
+	expected := map[int]bool{} // writes after each watcher's sync: the same for all when they synced together
+	for _, l := range r.Labs {
+		watchers += len(l.Tags)
+		for _, tag := range l.Tags {
+			expected[l.Watchers[tag].Expected] = true
+			if m := l.Watchers[tag].Mismatch; m != "" && bad == "" {
+				bad = fmt.Sprintf("%s %s %s", l.Name, tag, m)
+			}
+		}
+		if len(l.Unsynced) > 0 && bad == "" {
+			bad = fmt.Sprintf("%s: %s never synced", l.Name, strings.Join(l.Unsynced, ", "))
+		}
+	}
+	var steady string
+	if bad == "" {
+		writes := "the harness's writes after their sync"
+		if len(expected) == 1 {
+			for n := range expected {
+				writes = fmt.Sprintf("the same %d writes", n)
+			}
+		}
+		steady = fmt.Sprintf("Steady phase identical: all %d watchers saw %s with the same rvs", watchers, writes)
+		if r.Skew.Writes > 0 {
+			steady += fmt.Sprintf(" (fan-out skew median %s)", ms(r.Skew.Median))
+		}
+		steady += "."
+	} else {
+		steady = "Steady phase differs: " + bad + "."
+	}
+
+	var shapes []string
+	same := true
+	for _, l := range r.Labs {
+		s := perInformer(l, func(h Handshake) string { return h.Label })
+		shapes = append(shapes, l.Name+" "+s)
+		same = same && s == perInformer(r.Labs[0], func(h Handshake) string { return h.Label })
+	}
+	initial := "Initial sync differs: " + strings.Join(shapes, ", ") + "."
+	if same {
+		initial = "Initial sync alike: all labs " + perInformer(r.Labs[0], func(h Handshake) string { return h.Label }) + "."
+	}
+
+	gates := "Every handshake is the one its gate implies."
+	if l, p := r.firstHandshakeProblem(); p != "" {
+		gates = fmt.Sprintf("Handshake not the one the gates imply: %s (gate %s) %s.", l.Name, orUnknown(l.Gate), p)
+	}
+	return steady + " " + initial + " " + gates
+}
+
+func (r *Report) firstHandshakeProblem() (*LabReport, string) {
+	for _, l := range r.Labs {
+		for _, tag := range l.Tags {
+			if p := l.Sync[tag].Problems; len(p) > 0 {
+				return l, p[0]
+			}
+		}
+	}
+	return nil, ""
+}
+
+// writeTable writes rows as a Markdown table with padded columns.
+func writeTable(w io.Writer, rows [][]string) {
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	line := func(row []string) {
+		for i, c := range row {
+			fmt.Fprintf(w, "| %s%s ", c, strings.Repeat(" ", width[i]-len([]rune(c))))
+		}
+		fmt.Fprintln(w, "|")
+	}
+	line(rows[0])
+	sep := make([]string, len(width))
+	for i := range sep {
+		sep[i] = strings.Repeat("-", width[i])
+	}
+	line(sep)
+	for _, row := range rows[1:] {
+		line(row)
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}

@@ -1,0 +1,289 @@
+package envtestbin
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+const (
+	kubernetesModule = "k8s.io/kubernetes"
+	apiserverPackage = "k8s.io/kubernetes/cmd/kube-apiserver"
+	etcdServerModule = "go.etcd.io/etcd/server/v3" // its root is etcd's main package (3.5 and 3.6)
+	etcdClientModule = "go.etcd.io/etcd/client/v3"
+
+	// minFree is what a cold build needs: module zips, build cache, binaries.
+	minFree = 3 << 30
+	// progressEvery is how often a running build reports.
+	progressEvery = 15 * time.Second
+)
+
+// Build builds kube-apiserver and etcd for opts.Version from the Go module
+// proxy and installs them in StoreDir(opts), unless another process has
+// installed them by the time the store lock is held. It returns that
+// directory. A cold build takes about 4 minutes on 2 cores.
+func Build(ctx context.Context, opts Options) (string, error) {
+	start := time.Now()
+	opts = opts.withDefaults()
+	k8sVer, err := parseVersion("Kubernetes version", opts.Version)
+	if err != nil {
+		return "", err
+	}
+	out := opts.Progress
+
+	g, err := newGoTool(ctx)
+	if err != nil {
+		return "", err
+	}
+	scratch, err := os.MkdirTemp("", "envtestbin-")
+	if err != nil {
+		return "", fmt.Errorf("creating a scratch directory: %w", err)
+	}
+	defer os.RemoveAll(scratch)
+	// go's own work files (a 130 MB a.out while linking) go into scratch
+	// too, so that an interrupted build leaves nothing in $TMPDIR.
+	goTmp := filepath.Join(scratch, "gotmp")
+	if err := os.Mkdir(goTmp, 0o700); err != nil {
+		return "", fmt.Errorf("creating a scratch directory: %w", err)
+	}
+	g.env = append(g.env, "GOTMPDIR="+goTmp)
+
+	// Ask the proxy first: an unserved version fails in a second, before
+	// anything is created in the store.
+	k8sMod, err := g.readModule(ctx, scratch, kubernetesModule, "v"+k8sVer.String())
+	if err != nil {
+		return "", err
+	}
+	etcdVer, err := etcdVersion(opts, k8sMod)
+	if err != nil {
+		return "", err
+	}
+	etcdMod, err := g.readModule(ctx, scratch, etcdServerModule, "v"+etcdVer.String())
+	if err != nil {
+		return "", err
+	}
+
+	k8sDir := filepath.Join(opts.StoreRoot, "k8s")
+	if err := os.MkdirAll(k8sDir, 0o755); err != nil {
+		return "", fmt.Errorf("creating the store: %w", err)
+	}
+	if err := checkDisk(map[string]string{"store": k8sDir, "GOCACHE": g.gocache, "GOMODCACHE": g.modache}); err != nil {
+		return "", err
+	}
+	name := entryName(k8sVer.String())
+	unlock, err := lockStore(ctx, filepath.Join(k8sDir, "."+name+".lock"), func(path string) {
+		fmt.Fprintf(out, "waiting for another build of %s (lock %s)\n", k8sVer, path)
+	})
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	final := filepath.Join(k8sDir, name)
+	if checkDir(final) == nil {
+		fmt.Fprintf(out, "kube-apiserver and etcd for %s were installed by another process in %s\n", k8sVer, final)
+		return final, nil
+	}
+
+	// Build into a temp dir on the store's filesystem so that the final
+	// rename is atomic; deferred RemoveAll cleans up after any failure and
+	// is a no-op after the rename.
+	tmp, err := os.MkdirTemp(k8sDir, "."+name+".tmp-")
+	if err != nil {
+		return "", fmt.Errorf("creating a temp dir in the store: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	etcdBin := filepath.Join(tmp, "etcd")
+	etcdSrc := filepath.Join(scratch, "etcd")
+	if err := writeScratchModule(etcdSrc, etcdServerModule, "v"+etcdVer.String(), etcdMod, ""); err != nil {
+		return "", fmt.Errorf("writing the etcd scratch module: %w", err)
+	}
+	fmt.Fprintf(out, "building etcd %s (%s)\n", etcdVer, etcdServerModule)
+	if err := g.build(ctx, out, "etcd", etcdSrc, etcdBin, etcdServerModule, ""); err != nil {
+		return "", err
+	}
+	if err := verify(ctx, etcdBin, "etcd Version: "+etcdVer.String()); err != nil {
+		return "", err
+	}
+
+	apiBin := filepath.Join(tmp, "kube-apiserver")
+	apiSrc := filepath.Join(scratch, "kube-apiserver")
+	staging := fmt.Sprintf("v0.%d.%d", k8sVer.minor, k8sVer.patch)
+	if err := writeScratchModule(apiSrc, kubernetesModule, "v"+k8sVer.String(), k8sMod, staging); err != nil {
+		return "", fmt.Errorf("writing the kube-apiserver scratch module: %w", err)
+	}
+	// Without these the binary reports v0.0.0-master, and clients that
+	// look at the server version misbehave.
+	const pkg = "k8s.io/component-base/version."
+	ldflags := strings.Join([]string{
+		"-X " + pkg + "gitVersion=v" + k8sVer.String(),
+		fmt.Sprintf("-X %sgitMajor=%d", pkg, k8sVer.major),
+		fmt.Sprintf("-X %sgitMinor=%d", pkg, k8sVer.minor),
+		"-X " + pkg + "gitTreeState=clean",
+		"-X " + pkg + "buildDate=" + time.Now().UTC().Format(time.RFC3339),
+	}, " ")
+	fmt.Fprintf(out, "building kube-apiserver v%s (%s, staging modules %s; about 4 min cold)\n", k8sVer, apiserverPackage, staging)
+	if err := g.build(ctx, out, "kube-apiserver", apiSrc, apiBin, apiserverPackage, ldflags); err != nil {
+		return "", err
+	}
+	if err := verify(ctx, apiBin, "Kubernetes v"+k8sVer.String()); err != nil {
+		return "", err
+	}
+
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
+	// An incomplete entry (someone deleted a binary) would make the rename fail.
+	if err := os.RemoveAll(final); err != nil {
+		return "", fmt.Errorf("removing the incomplete %s: %w", final, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("installing into the store: %w", err)
+	}
+	fmt.Fprintf(out, "kube-apiserver v%s and etcd %s ready in %s (built in %s; %s, %s)\n",
+		k8sVer, etcdVer, final, time.Since(start).Round(time.Second),
+		fileSize(filepath.Join(final, "kube-apiserver")), fileSize(filepath.Join(final, "etcd")))
+	return final, nil
+}
+
+// etcdVersion picks the etcd version: the option, $ETCD_VERSION, or the etcd
+// version that kubernetes' go.mod requires (the server of the same version
+// pairs with the client the apiserver links).
+func etcdVersion(opts Options, k8s *goMod) (semver, error) {
+	if opts.EtcdVersion != "" {
+		return parseVersion("etcd version", opts.EtcdVersion)
+	}
+	if env := os.Getenv("ETCD_VERSION"); env != "" {
+		return parseVersion("ETCD_VERSION", env)
+	}
+	v, ok := k8s.require(etcdServerModule, etcdClientModule)
+	if !ok {
+		return semver{}, fmt.Errorf("%w: k8s.io/kubernetes v%s requires neither %s nor %s; set EtcdVersion (-etcd-version)", ErrBuildFailed, opts.Version, etcdServerModule, etcdClientModule)
+	}
+	return parseVersion("etcd version", v)
+}
+
+// build runs `go build -v -o bin pkg` in the scratch module srcDir and
+// reports progress. -mod=mod lets go fill in go.sum for the fresh module
+// (and keeps the user's other GOFLAGS).
+func (g *goTool) build(ctx context.Context, out io.Writer, name, srcDir, bin, pkg, ldflags string) error {
+	args := []string{"build", "-mod=mod", "-v", "-o", bin}
+	if ldflags != "" {
+		args = append(args, "-ldflags", ldflags)
+	}
+	args = append(args, pkg)
+	cmd := g.command(ctx, srcDir, args...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		pr.Close()
+		return fmt.Errorf("%w: starting go build: %v", ErrBuildFailed, err)
+	}
+	pw.Close() // the child holds its own copy
+
+	// go build -v prints one line per package it compiles, plus
+	// "go: downloading" lines; counting the former shows it is moving.
+	lineCh := make(chan string)
+	go func() {
+		defer close(lineCh)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			lineCh <- sc.Text()
+		}
+	}()
+	var output []string
+	packages := 0
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+loop:
+	for {
+		select {
+		case l, ok := <-lineCh:
+			if !ok {
+				break loop
+			}
+			output = append(output, l)
+			if !strings.HasPrefix(l, "go: ") {
+				packages++
+			}
+		case <-tick.C:
+			fmt.Fprintf(out, "  %s: %s, %d packages compiled\n", name, time.Since(start).Round(time.Second), packages)
+		}
+	}
+	pr.Close()
+	if err := cmd.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("building %s: interrupted: %w", name, ctx.Err())
+		}
+		return goFailure("building "+name+" ("+pkg+")", output, err, g.goproxy)
+	}
+	fmt.Fprintf(out, "  %s: built in %s (%d packages compiled)\n", name, time.Since(start).Round(time.Second), packages)
+	return nil
+}
+
+// verify runs `bin --version` and requires want in its output, as a whole
+// line or followed by a line end: "Kubernetes v1.32.13", "etcd Version: 3.5.16".
+func verify(ctx context.Context, bin, want string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	got, err := cmd.CombinedOutput()
+	for _, l := range lines(string(got)) {
+		if strings.TrimSpace(l) == want {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s --version does not report %q (got %q, err %v); the module proxy served something unexpected",
+		ErrBuildFailed, filepath.Base(bin), want, strings.TrimSpace(string(got)), err)
+}
+
+func fileSize(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%d MB", (fi.Size()+500_000)/1_000_000) // decimal, like ls --si
+}
+
+// checkDisk requires minFree on each filesystem a build writes to.
+func checkDisk(paths map[string]string) error {
+	for what, p := range paths {
+		if p == "" || p == "off" {
+			continue
+		}
+		free, err := freeBytes(existingAncestor(p))
+		if err != nil {
+			continue // unknown: let the build try, and recognize ENOSPC if it comes
+		}
+		if free < minFree {
+			return fmt.Errorf("%w: %s (%s) has %.1f GiB free, a cold build needs about %d GiB; free some space (for example `go clean -cache`)",
+				ErrDiskFull, what, p, float64(free)/(1<<30), minFree>>30)
+		}
+	}
+	return nil
+}
+
+func existingAncestor(p string) string {
+	for {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return p
+		}
+		p = parent
+	}
+}

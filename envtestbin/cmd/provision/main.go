@@ -1,0 +1,60 @@
+// Command provision builds (or finds) kube-apiserver and etcd for envtest
+// and says where they are:
+//
+//	GOWORK=off go run ./cmd/provision -version 1.32.13
+//	export KUBEBUILDER_ASSETS=$(GOWORK=off go run ./cmd/provision -print-dir)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"informer-lab/envtestbin"
+)
+
+func main() {
+	version := flag.String("version", envtestbin.DefaultVersion, "Kubernetes version X.Y.Z")
+	etcdVersion := flag.String("etcd-version", "", "etcd version A.B.C (default: $ETCD_VERSION, else what k8s.io/kubernetes requires)")
+	printDir := flag.Bool("print-dir", false, "print only the binaries' directory on stdout")
+	noBuild := flag.Bool("no-build", false, "fail instead of building missing binaries")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "provision: unexpected arguments %q\n", flag.Args())
+		flag.Usage()
+		os.Exit(2)
+	}
+
+	// Ctrl-C cancels the build; Build removes its temp dirs on the way out.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	start := time.Now()
+	dir, err := envtestbin.Lookup(ctx, envtestbin.Options{
+		Version:     *version,
+		EtcdVersion: *etcdVersion,
+		Progress:    os.Stderr,
+		NoBuild:     *noBuild,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "provision: %v\n", err)
+		stop()
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "envtest binaries for %s in %s (%s)\n", *version, dir, took(time.Since(start)))
+	if *printDir {
+		fmt.Println(dir)
+	}
+}
+
+// took rounds a duration for humans: a store hit takes microseconds, a build minutes.
+func took(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(100 * time.Millisecond)
+}

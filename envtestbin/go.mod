@@ -1,0 +1,3 @@
+module informer-lab/envtestbin
+
+go 1.23

@@ -1,0 +1,211 @@
+// Package labproc builds a lab module outside the workspace, checks it links its pinned
+// client-go, and runs it as a child process whose records the harness collects.
+package labproc
+
+import (
+	"bufio"
+	"context"
+	"debug/buildinfo"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"informer-lab/lab/pin"
+	"informer-lab/record"
+)
+
+// Build compiles the lab module in dir with GOWORK=off (so its own go.mod's build list holds)
+// into binDir, and refuses a binary whose linked client-go is not the module's pin.
+func Build(ctx context.Context, dir, binDir string) (bin, clientGo string, err error) {
+	name := filepath.Base(dir)
+	bin = filepath.Join(binDir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("build %s (GOWORK=off go build in %s): %w\n%s", name, dir, err, out)
+	}
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return "", "", err
+	}
+	pinned, err := pin.Pinned(gomod)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", name, err)
+	}
+	bi, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return "", "", fmt.Errorf("read build info of %s: %w", bin, err)
+	}
+	linked, err := pin.LinkedIn(bi)
+	if err != nil {
+		return "", "", err
+	}
+	if linked != pinned {
+		return "", "", fmt.Errorf("%s links client-go %s but pins %s: refusing to run it", name, linked, pinned)
+	}
+	return bin, linked, nil
+}
+
+// Proc is a running lab. Its records are copied line by line, as they come, to its log file.
+type Proc struct {
+	Name   string
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when stdout reached EOF and the process was reaped
+	err    error
+	mu     sync.Mutex
+	synced map[string]bool            // tag -> synced
+	seen   map[string]map[string]bool // tag -> Key()s of the watch events seen
+	fault  string
+	stderr string
+}
+
+// Start runs bin with args; its JSON records (stdout) go to logPath, its stderr to errPath.
+func Start(name, bin string, args []string, logPath, errPath string) (*Proc, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	errFile, err := os.OpenFile(errPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = errFile
+	// Its own process group, so a Ctrl-C at the terminal reaches only the harness, which stops
+	// the labs in order; and killed with the harness if the harness dies first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		logFile.Close()
+		errFile.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		errFile.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Proc{Name: name, cmd: cmd, done: make(chan struct{}), synced: map[string]bool{}, seen: map[string]map[string]bool{}, stderr: errPath}
+	go func() {
+		defer close(p.done)
+		p.copy(stdout, logFile)
+		logFile.Close()
+		p.err = cmd.Wait()
+		errFile.Close()
+	}()
+	return p, nil
+}
+
+func (p *Proc) copy(stdout io.Reader, log *os.File) {
+	br := bufio.NewReaderSize(stdout, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			log.Write(line) // one write per line, unbuffered: a crash loses nothing written
+			if rec, perr := record.Parse(line); perr == nil {
+				p.note(rec)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *Proc) note(r record.Record) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case r.Kind == record.Setup && r.Step == record.StepSynced:
+		p.synced[r.Tag] = true
+	case r.Kind == record.Setup && r.Step == record.StepFault && p.fault == "":
+		p.fault = r.Value + ": " + r.Detail
+	case r.Kind == record.WatchEvent && r.Name != "":
+		if p.seen[r.Tag] == nil {
+			p.seen[r.Tag] = map[string]bool{}
+		}
+		p.seen[r.Tag][Key(r.Event, r.Namespace, r.Name)] = true
+	}
+}
+
+// Synced reports whether every one of tags has reported its informer synced.
+func (p *Proc) Synced(tags ...string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range tags {
+		if !p.synced[t] {
+			return false
+		}
+	}
+	return true
+}
+
+// Key names a watch event by type and object: the harness waits for each write's event
+// without knowing a DELETE's rv (the apiserver answers a DELETE with a Status).
+func Key(event, ns, name string) string { return event + " " + ns + "/" + name }
+
+// Missing returns how many of the events named by keys the watchers of tags have not delivered.
+func (p *Proc) Missing(keys []string, tags ...string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, t := range tags {
+		for _, k := range keys {
+			if !p.seen[t][k] {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Exited returns a description of how the lab ended, or "" while it runs.
+func (p *Proc) Exited() string {
+	select {
+	case <-p.done:
+		return fmt.Sprintf("%s exited (%v); last stderr lines:\n%s", p.Name, p.err, tail(p.stderr, 10))
+	default:
+		return ""
+	}
+}
+
+// Stop asks the lab to stop (SIGINT, what Ctrl-C sends), then kills it after grace.
+func (p *Proc) Stop(grace time.Duration) error {
+	if p.cmd.Process == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(grace):
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+		return fmt.Errorf("%s did not stop within %s after SIGINT: killed", p.Name, grace)
+	}
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

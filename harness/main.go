@@ -1,0 +1,19 @@
+// Command harness runs make compare: one envtest control plane, every lab module attached to
+// it as its own process, one writer, and compare's verdict over the wire logs.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"informer-lab/harness/internal/app"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

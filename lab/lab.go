@@ -1,0 +1,306 @@
+// Package lab is informer-lab, shared by every client-go version's module: two independent
+// SharedInformerFactory instances (A and B) watch core/v1 ConfigMaps through a logging
+// RoundTripper, while a single writer changes one ConfigMap at a time.
+//
+// The client-v0XX modules are thin: their go.mod picks the client-go version, their main
+// picks the WatchListClient gate default, and everything else is here. This package's own
+// go.mod requires nothing newer than client-go v0.31, so each lab's go.mod decides.
+package lab
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"informer-lab/lab/controlplane"
+	"informer-lab/lab/mutator"
+	"informer-lab/lab/pin"
+	"informer-lab/lab/wire"
+	"informer-lab/record"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/features"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Gate settings for the WatchListClient feature gate.
+const (
+	GateDefault = "default" // leave it to client-go (its default, or KUBE_FEATURE_WatchListClient)
+	GateOn      = "on"
+	GateOff     = "off"
+)
+
+// Cell is what makes one lab module differ from another: its go.mod (and so its client-go)
+// and the gate setting it starts with.
+type Cell struct {
+	GoMod     []byte // the module's go.mod, embedded by its main package
+	WatchList string // GateDefault, GateOn or GateOff
+}
+
+type options struct {
+	kubeconfig, namespace, records, name, serverVersion, gate string
+	interval, duration                                        time.Duration
+}
+
+// Main runs the lab and exits: 0 after Ctrl-C or -duration, 2 for bad flags, 1 for errors.
+func Main(c Cell) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := Run(ctx, c, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.As(err, new(usageError)):
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ error }
+
+// Run is the whole lab, in order: flags, versions and gate, a server, two informer factories,
+// a writer, and the wait for Ctrl-C.
+func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) error {
+	name := moduleName(c.GoMod)
+	opts, err := parseFlags(name, c, args, stderr)
+	if err != nil {
+		return err
+	}
+	if opts.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.duration)
+		defer cancel()
+	}
+
+	// Where records go: JSON lines to a file or stdout, the text lines to stdout otherwise.
+	out, closeOut, err := openRecords(opts, stdout)
+	if err != nil {
+		return err
+	}
+	defer closeOut()
+
+	// 1. Which client-go is this, really? (go.work can link another one than the pin.)
+	if err := pin.Ensure(c.GoMod, func(msg string) { out.Setup("", "reexec", msg, "") }); err != nil {
+		return err
+	}
+	linked, _ := pin.Linked()
+	pinned, _ := pin.Pinned(c.GoMod)
+	out.Setup("", record.StepClientGo, linked, "pin "+pinned)
+
+	// 2. The gate that decides LIST→WATCH or a streaming list. Set in code before any
+	// informer exists: the reflector reads it once, when it is built.
+	gate, how, err := setWatchListGate(opts.gate)
+	if err != nil {
+		return err
+	}
+	out.Setup("", record.StepGate, gate, how)
+
+	// 3. A server: our own envtest, or an existing one (attached mode, e.g. the harness's).
+	cfg, stopServer, err := connect(ctx, opts, out, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopServer()
+
+	// 4. Two independent factories, A and B: two reflectors, two watch streams, two caches.
+	factories := map[string]informers.SharedInformerFactory{}
+	for _, tag := range []string{"A", "B"} {
+		f, inf, err := newFactory(cfg, tag, opts.namespace, out)
+		if err != nil {
+			return err
+		}
+		factories[tag] = f
+		f.Start(ctx.Done())
+		go func(tag string, inf cache.SharedIndexInformer) {
+			if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+				out.Setup(tag, record.StepSynced, "informer cache synced", "")
+			}
+		}(tag, inf)
+	}
+
+	// 5. The writer, in standalone mode only: attached labs watch someone else's writes.
+	if opts.kubeconfig == "" {
+		go runMutator(ctx, cfg, opts.interval, out)
+	}
+
+	// 6. Run until Ctrl-C or -duration, then stop the informers before the server.
+	<-ctx.Done()
+	for _, f := range factories {
+		f.Shutdown()
+	}
+	out.Setup("", record.StepStopped, "informers stopped", "")
+	return nil
+}
+
+func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "attach to this cluster instead of booting envtest (no writer: someone else writes)")
+	fs.StringVar(&o.namespace, "namespace", "", "watch only this namespace (default: all)")
+	fs.StringVar(&o.records, "records", "", `also write records as JSON lines to this file; "-" writes them to stdout instead of the text lines`)
+	fs.StringVar(&o.name, "name", name, "the lab's name in its records")
+	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13)")
+	fs.StringVar(&o.gate, "watch-list", c.WatchList, "WatchListClient gate: on, off or default (client-go's own default)")
+	fs.DurationVar(&o.interval, "interval", 3*time.Second, "time between two writes of the mutator")
+	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (default: run until Ctrl-C)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return o, usageError{fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))}
+	}
+	if o.interval <= 0 {
+		return o, usageError{fmt.Errorf("-interval must be positive, got %s", o.interval)}
+	}
+	return o, nil
+}
+
+func openRecords(o options, stdout io.Writer) (*record.Writer, func(), error) {
+	switch o.records {
+	case "":
+		return record.NewWriter(o.name, nil, stdout), func() {}, nil
+	case "-":
+		return record.NewWriter(o.name, stdout, nil), func() {}, nil
+	}
+	f, err := os.OpenFile(o.records, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("records file (an existing file is never overwritten): %w", err)
+	}
+	return record.NewWriter(o.name, f, stdout), func() { f.Close() }, nil
+}
+
+// setWatchListGate applies the -watch-list setting and returns the effective state and why.
+func setWatchListGate(setting string) (state, how string, err error) {
+	switch setting {
+	case GateDefault:
+		how = "client-go default"
+		if v, ok := os.LookupEnv("KUBE_FEATURE_WatchListClient"); ok {
+			how = "KUBE_FEATURE_WatchListClient=" + v
+		}
+	case GateOn, GateOff:
+		settable, ok := features.FeatureGates().(interface {
+			Set(features.Feature, bool) error
+		})
+		if !ok {
+			return "", "", fmt.Errorf("this client-go's feature gates cannot be set in code")
+		}
+		if err := settable.Set(features.WatchListClient, setting == GateOn); err != nil {
+			return "", "", fmt.Errorf("set WatchListClient: %w", err)
+		}
+		how = "set by this lab (-watch-list=" + setting + ")"
+	default:
+		return "", "", usageError{fmt.Errorf("-watch-list must be on, off or default, got %q", setting)}
+	}
+	state = GateOff
+	if features.FeatureGates().Enabled(features.WatchListClient) {
+		state = GateOn
+	}
+	return state, how, nil
+}
+
+func connect(ctx context.Context, o options, out *record.Writer, stderr io.Writer) (*rest.Config, func(), error) {
+	if o.kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+		if err != nil {
+			return nil, nil, fmt.Errorf("kubeconfig %s: %w", o.kubeconfig, err)
+		}
+		version := "unknown"
+		if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {
+			if v, err := dc.ServerVersion(); err == nil {
+				version = v.GitVersion
+			}
+		}
+		out.Setup("", record.StepServer, version, "attached")
+		return cfg, func() {}, nil
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, Progress: stderr})
+	if err != nil {
+		return nil, nil, err
+	}
+	out.Setup("", record.StepServer, cp.ServerVersion, "envtest, binaries from "+cp.Assets)
+	return cp.Config, func() { cp.Stop() }, nil
+}
+
+func newFactory(base *rest.Config, tag, ns string, out *record.Writer) (informers.SharedInformerFactory, cache.SharedIndexInformer, error) {
+	cfg := rest.CopyConfig(base)
+	cfg.Wrap(wire.Wrap(tag, out))
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	inf := f.Core().V1().ConfigMaps().Informer()
+	handler := func(event string) func(obj interface{}) {
+		return func(obj interface{}) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			// NEVER modify objects from the store: it is a read-only, local cache.
+			if cm, ok := obj.(*corev1.ConfigMap); ok {
+				out.Write(record.Record{Kind: record.Handler, Tag: tag, Event: event, Namespace: cm.Namespace, Name: cm.Name, RV: cm.ResourceVersion})
+			}
+		}
+	}
+	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    handler("ADDED"),
+		UpdateFunc: func(_, obj interface{}) { handler("MODIFIED")(obj) },
+		DeleteFunc: handler("DELETED"),
+	})
+	return f, inf, err
+}
+
+func runMutator(ctx context.Context, base *rest.Config, interval time.Duration, out *record.Writer) {
+	cfg := rest.CopyConfig(base)
+	cfg.Wrap(wire.Wrap("MUT", out))
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		out.Setup("MUT", record.StepFault, "mutator client", err.Error())
+		return
+	}
+	next := mutator.Cycle()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		step := next()
+		rec := mutator.Record("default", step, "", nil)
+		out.Write(rec)
+		rv, err := mutator.Apply(ctx, cs, "default", step)
+		if err != nil && ctx.Err() == nil {
+			out.Write(mutator.Record("default", step, rv, err))
+		}
+	}
+}
+
+// moduleName is the last element of the module path, e.g. "client-v031".
+func moduleName(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return f[1][strings.LastIndex(f[1], "/")+1:]
+		}
+	}
+	return "lab"
+}

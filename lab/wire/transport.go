@@ -1,0 +1,205 @@
+// Package wire is the lab's logging http.RoundTripper: it records every request, every LIST body
+// and every watch event as it streams past, without changing what the client reads.
+package wire
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"informer-lab/record"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/client-go/kubernetes/scheme"
+	restwatch "k8s.io/client-go/rest/watch"
+)
+
+// Wrap returns a function for rest.Config.Wrap: every request made through that config is
+// recorded under tag. Only the method, path, query, Accept and the response's status and
+// content type are recorded: headers carrying credentials (Authorization, cookies) never are,
+// and TLS client keys live below this layer.
+func Wrap(tag string, w *record.Writer) func(http.RoundTripper) http.RoundTripper {
+	return func(next http.RoundTripper) http.RoundTripper {
+		return &transport{tag: tag, out: w, next: next}
+	}
+}
+
+type transport struct {
+	tag  string
+	out  *record.Writer
+	next http.RoundTripper
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.next.RoundTrip(req)
+	rec := record.Record{
+		Kind:   record.HTTP,
+		Tag:    t.tag,
+		Method: req.Method,
+		Path:   req.URL.Path,
+		Query:  req.URL.RawQuery,
+		Accept: req.Header.Get("Accept"),
+		Millis: time.Since(start).Milliseconds(),
+	}
+	if err != nil {
+		rec.Error = err.Error()
+		t.out.Write(rec)
+		return resp, err
+	}
+	rec.Status = resp.StatusCode
+	rec.ContentType = resp.Header.Get("Content-Type")
+	t.out.Write(rec)
+
+	if req.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
+		return resp, nil
+	}
+	info, ok := serializerFor(rec.ContentType)
+	if !ok {
+		t.out.Setup(t.tag, record.StepFault, "undecodable response", "content type "+rec.ContentType+" is not one client-go's scheme decodes; its events are not logged")
+		return resp, nil
+	}
+	if req.URL.Query().Get("watch") == "true" {
+		resp.Body = t.tapWatch(resp.Body, info)
+	} else {
+		resp.Body = &listTap{body: resp.Body, t: t, info: info}
+	}
+	return resp, nil
+}
+
+// serializerFor finds the serializer client-go itself would use for a response content type,
+// e.g. "application/json" or "application/vnd.kubernetes.protobuf;stream=watch".
+func serializerFor(contentType string) (runtime.SerializerInfo, bool) {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return runtime.SerializerInfo{}, false
+	}
+	return runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
+}
+
+// tapWatch copies every byte the client reads into a pipe that a decoder goroutine reads
+// frame by frame with apimachinery's own framer and serializer. Nothing is buffered beyond
+// one frame: the client's read returns once the decoder has taken the bytes.
+func (t *transport) tapWatch(body io.ReadCloser, info runtime.SerializerInfo) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go t.decodeWatch(pr, info)
+	return &watchTap{body: body, pw: pw}
+}
+
+func (t *transport) decodeWatch(pr *io.PipeReader, info runtime.SerializerInfo) {
+	// Whatever happens, keep draining so the client's reads never block on us.
+	defer io.Copy(io.Discard, pr)
+	stream := info.StreamSerializer
+	if stream == nil {
+		return
+	}
+	frames := stream.Framer.NewFrameReader(pr)
+	dec := restwatch.NewDecoder(streaming.NewDecoder(frames, stream.Serializer), scheme.Codecs.UniversalDeserializer())
+	for {
+		typ, obj, err := dec.Decode()
+		if err != nil {
+			// io.EOF and "closed pipe" mean the stream ended; anything else is a real decoding
+			// problem worth a line, since the client saw those bytes too.
+			if err != io.EOF && !strings.Contains(err.Error(), "closed pipe") && !strings.Contains(err.Error(), "context canceled") {
+				t.out.Setup(t.tag, record.StepFault, "watch stream decode", err.Error())
+			}
+			return
+		}
+		t.out.Write(eventRecord(t.tag, string(typ), obj))
+	}
+}
+
+func eventRecord(tag, typ string, obj runtime.Object) record.Record {
+	rec := record.Record{Kind: record.WatchEvent, Tag: tag, Event: typ}
+	if status, ok := obj.(*metav1.Status); ok {
+		rec.Detail = fmt.Sprintf("code=%d reason=%s message=%q", status.Code, status.Reason, status.Message)
+		return rec
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		rec.Detail = fmt.Sprintf("object %T without metadata", obj)
+		return rec
+	}
+	rec.Namespace, rec.Name, rec.RV = m.GetNamespace(), m.GetName(), m.GetResourceVersion()
+	if typ == "BOOKMARK" {
+		rec.Annotations = m.GetAnnotations()
+	}
+	return rec
+}
+
+type watchTap struct {
+	body io.ReadCloser
+	pw   *io.PipeWriter
+}
+
+func (w *watchTap) Read(p []byte) (int, error) {
+	n, err := w.body.Read(p)
+	if n > 0 {
+		w.pw.Write(p[:n])
+	}
+	if err != nil {
+		w.pw.CloseWithError(err)
+	}
+	return n, err
+}
+
+func (w *watchTap) Close() error {
+	w.pw.Close()
+	return w.body.Close()
+}
+
+// listTap keeps a copy of a LIST body as the client reads it and decodes it once the client
+// has read it all. client-go holds a whole LIST body in memory anyway; watch streams, which
+// never end, are decoded frame by frame instead.
+type listTap struct {
+	body io.ReadCloser
+	t    *transport
+	info runtime.SerializerInfo
+	buf  bytes.Buffer
+	done bool
+}
+
+func (l *listTap) Read(p []byte) (int, error) {
+	n, err := l.body.Read(p)
+	l.buf.Write(p[:n])
+	if err == io.EOF {
+		l.decode()
+	}
+	return n, err
+}
+
+func (l *listTap) Close() error {
+	l.decode()
+	return l.body.Close()
+}
+
+func (l *listTap) decode() {
+	if l.done {
+		return
+	}
+	l.done = true
+	defer l.buf.Reset()
+	obj, err := runtime.Decode(scheme.Codecs.UniversalDeserializer(), l.buf.Bytes())
+	if err != nil || !meta.IsListType(obj) {
+		return // not a list (discovery, a single object): the HTTP line says enough
+	}
+	rec := record.Record{Kind: record.List, Tag: l.t.tag}
+	if lm, err := meta.ListAccessor(obj); err == nil {
+		rec.RV = lm.GetResourceVersion()
+	}
+	rec.Items = []record.Item{}
+	meta.EachListItem(obj, func(o runtime.Object) error {
+		if m, err := meta.Accessor(o); err == nil {
+			rec.Items = append(rec.Items, record.Item{Namespace: m.GetNamespace(), Name: m.GetName(), RV: m.GetResourceVersion()})
+		}
+		return nil
+	})
+	l.t.out.Write(rec)
+}

@@ -1,0 +1,3 @@
+module informer-lab/record
+
+go 1.23
