@@ -81,11 +81,6 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if opts.duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.duration)
-		defer cancel()
-	}
 
 	// Where records go: JSON lines to a file or stdout, the text lines to stdout otherwise.
 	out, closeOut, err := openRecords(opts, stdout)
@@ -116,6 +111,11 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer stopServer()
+	if opts.duration > 0 { // the lab's watching time, from now: booting does not count
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.duration)
+		defer cancel()
+	}
 
 	// 4. Two independent factories, A and B: two reflectors, two watch streams, two caches.
 	factories := map[string]informers.SharedInformerFactory{}
@@ -158,7 +158,7 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13)")
 	fs.StringVar(&o.gate, "watch-list", c.WatchList, "WatchListClient gate: on, off or default (client-go's own default)")
 	fs.DurationVar(&o.interval, "interval", 3*time.Second, "time between two writes of the mutator")
-	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (default: run until Ctrl-C)")
+	fs.DurationVar(&o.duration, "duration", 0, "stop after watching this long, counted once the server is up (default: run until Ctrl-C)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err

@@ -1,0 +1,202 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"informer-lab/compare/analysis"
+	"informer-lab/lab/labtest"
+	"informer-lab/record"
+)
+
+func TestMain(m *testing.M) {
+	// Orphans of anything these tests start are re-parented to this process, so a test can
+	// see an etcd, kube-apiserver or lab that outlived the run.
+	labtest.BecomeSubreaper(nil)
+	os.Exit(m.Run())
+}
+
+// The whole of make compare, for real: one envtest, both labs as processes, the writes, and
+// compare's verdict: steady phase identical on all four watchers, handshakes as in FACTS.md.
+func TestCompareEndToEnd(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"-out", out}, &stdout, &stderr)
+	t.Logf("harness stderr:\n%s", stderr.String())
+	if code != 0 {
+		t.Fatalf("exit code %d, want 0 (verdict holds)\n%s", code, stdout.String())
+	}
+	labtest.CheckNoChildren(t)
+	runs, _ := filepath.Glob(filepath.Join(out, "*"))
+	if len(runs) != 1 {
+		t.Fatalf("want one run directory in %s, got %v", out, runs)
+	}
+	for _, f := range []string{"harness.jsonl", "client-v031.jsonl", "client-v032.jsonl", "compare.txt"} {
+		if st, err := os.Stat(filepath.Join(runs[0], f)); err != nil || st.Size() == 0 {
+			t.Errorf("run directory lacks %s (or it is empty): %v", f, err)
+		}
+	}
+	if matches, _ := filepath.Glob(filepath.Join(runs[0], "*kubeconfig*")); len(matches) > 0 {
+		t.Errorf("the kubeconfig must stay out of the run directory, found %v", matches)
+	}
+	run, err := analysis.LoadRun(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := analysis.Analyze(run)
+	shapes := map[string]string{}
+	for _, l := range rep.Labs {
+		for _, tag := range []string{"A", "B"} {
+			shapes[l.Name+"/"+tag] = string(l.Sync[tag].Shape)
+			w := l.Watchers[tag]
+			if w == nil || w.Mismatch != "" || len(w.Events) != len(rep.Writes) {
+				t.Errorf("%s/%s: want all %d writes with the harness's rvs, got %+v", l.Name, tag, len(rep.Writes), w)
+			}
+		}
+	}
+	want := map[string]string{
+		"client-v031/A": string(analysis.ShapeListWatch), "client-v031/B": string(analysis.ShapeListWatch),
+		"client-v032/A": string(analysis.ShapeStream), "client-v032/B": string(analysis.ShapeStream),
+	}
+	for k, v := range want {
+		if shapes[k] != v {
+			t.Errorf("%s: handshake %q, want %q", k, shapes[k], v)
+		}
+	}
+	for _, s := range []string{"VERDICT: holds", "Steady phase identical"} {
+		if !strings.Contains(stdout.String(), s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+}
+
+// A run that fails (no lab can sync in 1ms) exits 3, keeps its logs, and stops everything.
+func TestFailedRunLeavesNothing(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"-out", out, "-labs", "client-v031", "-sync-timeout", "1ms"}, &stdout, &stderr)
+	if code != exitRun || !strings.Contains(stderr.String(), "waiting for the labs' informers to sync") {
+		t.Errorf("exit %d, want %d with a sync error; stderr:\n%s", code, exitRun, stderr.String())
+	}
+	labtest.CheckNoChildren(t)
+	runs, _ := filepath.Glob(filepath.Join(out, "*", "harness.jsonl"))
+	if len(runs) != 1 {
+		t.Fatalf("want the failed run's harness.jsonl kept, got %v", runs)
+	}
+	recs, err := record.ReadFile(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; last.Step != record.StepFault {
+		t.Errorf("last harness record: want the fault, got %s", last.Text())
+	}
+}
+
+// Ctrl-C mid-run: the harness (a real process) stops the labs, etcd and kube-apiserver, keeps
+// what was written, and exits non-zero.
+func TestInterruptMidRun(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "harness")
+	build := exec.Command("go", "build", "-o", bin, "../..")
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build harness: %v\n%s", err, out)
+	}
+	out := t.TempDir()
+	cmd := exec.Command(bin, "-out", out, "-interval", "1s")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var seen []string
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.Contains(sc.Text(), "writing") {
+			time.Sleep(1500 * time.Millisecond) // mid-writes
+			cmd.Process.Signal(syscall.SIGINT)
+			break
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	err := cmd.Wait()
+	if err == nil {
+		t.Errorf("interrupted harness exited 0; want non-zero")
+	}
+	labtest.CheckNoChildren(t)
+	runs, _ := filepath.Glob(filepath.Join(out, "*"))
+	if len(runs) != 1 {
+		t.Fatalf("want one run directory, got %v (stderr: %s)", runs, strings.Join(seen, "\n"))
+	}
+	for _, lab := range []string{"client-v031", "client-v032"} {
+		recs, err := record.ReadFile(filepath.Join(runs[0], lab+".jsonl"))
+		if err != nil {
+			t.Errorf("%s: records written before Ctrl-C must be readable: %v", lab, err)
+			continue
+		}
+		if last := recs[len(recs)-1]; last.Step != record.StepStopped {
+			t.Errorf("%s: last record %s, want the lab's own SETUP stopped (a clean stop)", lab, last.Text())
+		}
+	}
+}
+
+// go run ./client-v031 typed at the repository root: the workspace links client-go v0.32,
+// so the lab must re-run itself outside the workspace and end up with its pin, v0.31.14.
+func TestWorkspaceRunLinksPin(t *testing.T) {
+	cmd := exec.Command("go", "run", "./client-v031", "-records", "-", "-duration", "1s")
+	cmd.Dir = "../../.."
+	cmd.Env = append(os.Environ(), "GOWORK=") // the workspace, as a user at the root has it
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go run ./client-v031: %v\n%s", err, out)
+	}
+	var reexec bool
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r record.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("not a record: %q", line)
+		}
+		if r.Step == "reexec" {
+			reexec = true
+		}
+		if r.Step == record.StepClientGo {
+			if r.Value != "v0.31.14" {
+				t.Errorf("go run ./client-v031 linked client-go %s, want its pin v0.31.14", r.Value)
+			}
+			if !reexec {
+				t.Errorf("no reexec record before the client-go record: the lab must say it re-ran itself")
+			}
+			return
+		}
+	}
+	t.Errorf("no client-go record in:\n%s", out)
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-labs", "client-v099"}, `unknown lab "client-v099"`},
+		{[]string{"-no-such-flag"}, "flag provided but not defined"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"-interval", "0s"}, "-interval must be positive"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), append([]string{"-out", t.TempDir()}, tc.args...), &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr.String(), exitUsage, tc.want)
+		}
+	}
+}

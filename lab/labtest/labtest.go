@@ -1,0 +1,467 @@
+// Package labtest is the test suite every lab module runs against a real envtest apiserver:
+// it builds the module's own binary (GOWORK=off, so the module's pin holds), runs it as a
+// real process, and checks what a user would check on the wire. Each lab module's test says
+// which initial-sync handshake its client-go and gate must produce.
+package labtest
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"informer-lab/lab/controlplane"
+	"informer-lab/lab/mutator"
+	"informer-lab/lab/pin"
+	"informer-lab/record"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Handshake is the initial sync a lab must do.
+type Handshake int
+
+const (
+	// ListThenWatch: GET ?limit=500&resourceVersion=0, then WATCH from the LIST's collection rv.
+	ListThenWatch Handshake = iota
+	// StreamingList: one WATCH with sendInitialEvents=true, ADDED events, the end bookmark.
+	StreamingList
+)
+
+const secretToken = "informer-lab-test-token-must-never-be-logged"
+
+// Suite runs the lab module in the current directory twice: attached to a control plane this
+// test controls (writes, credentials to look for), and alone with its own envtest.
+func Suite(t *testing.T, want Handshake) {
+	BecomeSubreaper(t)
+	bin := build(t)
+	gomod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := pin.Pinned(gomod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("attached", func(t *testing.T) { attached(t, bin, pinned, want) })
+	t.Run("standalone", func(t *testing.T) { standalone(t, bin, pinned, want) })
+}
+
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lab")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// attached: the test boots the apiserver, seeds ConfigMaps, starts the lab with a kubeconfig
+// holding a client key, a certificate and a bearer token, writes, and reads the lab's records.
+func attached(t *testing.T, bin, pinned string, want Handshake) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, controlplane.Options{Progress: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	cs, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []mutator.Step{{Op: mutator.Create, Name: "seed-1", Tick: 1}, {Op: mutator.Create, Name: "seed-2", Tick: 2}} {
+		if _, err := mutator.Apply(ctx, cs, "default", s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeconfig, secrets := writeKubeconfig(t, cp)
+
+	lab := startLab(t, bin, "-kubeconfig", kubeconfig, "-records", "-")
+	lab.waitFor(t, "both informers synced", func(recs []record.Record) bool {
+		return synced(recs, "A") && synced(recs, "B")
+	})
+	steps := []mutator.Step{
+		{Op: mutator.Create, Name: "lab-cm-1", Tick: 3}, {Op: mutator.Update, Name: "lab-cm-1", Tick: 4},
+		{Op: mutator.Create, Name: "lab-cm-2", Tick: 5}, {Op: mutator.Update, Name: "lab-cm-1", Tick: 6},
+		{Op: mutator.Delete, Name: "lab-cm-1", Tick: 7}, {Op: mutator.Delete, Name: "lab-cm-2", Tick: 8},
+	}
+	for _, s := range steps {
+		if _, err := mutator.Apply(ctx, cs, "default", s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lab.waitFor(t, "A and B saw the last delete", func(recs []record.Record) bool {
+		return sawEvent(recs, "A", "DELETED", "lab-cm-2") && sawEvent(recs, "B", "DELETED", "lab-cm-2")
+	})
+	recs, stdout, stderr := lab.stop(t)
+
+	checkPin(t, recs, pinned)
+	checkHandshake(t, recs, want, []string{"seed-1", "seed-2"})
+	checkFanOut(t, recs, len(steps))
+	for _, s := range secrets {
+		for name, out := range map[string]string{"records": stdout, "stderr": stderr} {
+			if strings.Contains(out, s) {
+				t.Errorf("the lab's %s contain credential material from the kubeconfig (%.20s...)", name, s)
+			}
+		}
+	}
+}
+
+// standalone: the lab boots its own envtest and writes every -interval; on Ctrl-C it must
+// exit 0 and leave no etcd or kube-apiserver behind.
+func standalone(t *testing.T, bin, pinned string, want Handshake) {
+	lab := startLab(t, bin, "-records", "-", "-interval", "200ms", "-duration", "2m")
+	lab.waitFor(t, "A and B saw a create, an update and a delete", func(recs []record.Record) bool {
+		for _, tag := range []string{"A", "B"} {
+			if !sawEvent(recs, tag, "ADDED", "lab-cm-1") || !sawEvent(recs, tag, "MODIFIED", "lab-cm-1") || !sawEvent(recs, tag, "DELETED", "lab-cm-1") {
+				return false
+			}
+		}
+		return true
+	})
+	recs, _, stderr := lab.stop(t) // Ctrl-C
+	checkPin(t, recs, pinned)
+	checkHandshake(t, recs, want, nil)
+	if last := recs[len(recs)-1]; last.Step != record.StepStopped {
+		t.Errorf("last record: want SETUP stopped, got %s\nstderr:\n%s", last.Text(), stderr)
+	}
+	CheckNoChildren(t)
+}
+
+func checkPin(t *testing.T, recs []record.Record, pinned string) {
+	t.Helper()
+	for _, r := range recs {
+		if r.Kind == record.Setup && r.Step == record.StepClientGo {
+			if r.Value != pinned {
+				t.Errorf("lab linked client-go %s, its go.mod pins %s", r.Value, pinned)
+			}
+			return
+		}
+	}
+	t.Errorf("no SETUP client-go record")
+}
+
+// checkHandshake checks informer A's and B's initial sync, up to their synced records.
+func checkHandshake(t *testing.T, recs []record.Record, want Handshake, seeds []string) {
+	t.Helper()
+	for _, tag := range []string{"A", "B"} {
+		var reqs []record.Record
+		var lists, added []record.Record
+		var endBookmark *record.Record
+		for _, r := range recs {
+			if r.Tag != tag {
+				continue
+			}
+			if r.Kind == record.Setup && r.Step == record.StepSynced {
+				break
+			}
+			switch {
+			case r.Kind == record.HTTP:
+				reqs = append(reqs, r)
+			case r.Kind == record.List:
+				lists = append(lists, r)
+			case r.Kind == record.WatchEvent && r.Event == "ADDED":
+				added = append(added, r)
+			case r.Kind == record.WatchEvent && r.Event == "BOOKMARK" && r.Annotations["k8s.io/initial-events-end"] == "true":
+				rr := r
+				endBookmark = &rr
+			}
+		}
+		shapes := make([]string, len(reqs))
+		for i, r := range reqs {
+			shapes[i] = r.Method + " " + r.Path + "?" + r.Query + fmt.Sprintf(" -> %d", r.Status)
+		}
+		got := strings.Join(shapes, "\n  ")
+		switch want {
+		case ListThenWatch:
+			if len(reqs) != 2 || len(lists) != 1 {
+				t.Errorf("%s: want LIST then WATCH (2 requests, 1 LIST body) before synced, got %d requests, %d LIST bodies:\n  %s", tag, len(reqs), len(lists), got)
+				continue
+			}
+			l, w := query(reqs[0]), query(reqs[1])
+			if l.Get("watch") != "" || l.Get("resourceVersion") != "0" || l.Get("limit") != "500" {
+				t.Errorf("%s: first request: want GET ?limit=500&resourceVersion=0, got %s", tag, shapes[0])
+			}
+			if w.Get("watch") != "true" || w.Get("allowWatchBookmarks") != "true" || w.Get("sendInitialEvents") != "" {
+				t.Errorf("%s: second request: want a plain WATCH with allowWatchBookmarks=true, got %s", tag, shapes[1])
+			}
+			if w.Get("resourceVersion") != lists[0].RV {
+				t.Errorf("%s: WATCH resumes from resourceVersion=%s, want the LIST's collection rv %s", tag, w.Get("resourceVersion"), lists[0].RV)
+			}
+			for _, s := range seeds {
+				if !hasItem(lists[0], s) {
+					t.Errorf("%s: LIST body lacks seeded ConfigMap %s", tag, s)
+				}
+			}
+		case StreamingList:
+			if len(reqs) != 1 || len(lists) != 0 {
+				t.Errorf("%s: want exactly one streaming WATCH and no LIST before synced, got %d requests, %d LIST bodies:\n  %s", tag, len(reqs), len(lists), got)
+				continue
+			}
+			q := query(reqs[0])
+			if q.Get("watch") != "true" || q.Get("sendInitialEvents") != "true" || q.Get("resourceVersionMatch") != "NotOlderThan" || q.Get("allowWatchBookmarks") != "true" || reqs[0].Status != 200 {
+				t.Errorf("%s: want WATCH with sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true -> 200, got %s", tag, shapes[0])
+			}
+			if endBookmark == nil {
+				t.Errorf("%s: no BOOKMARK with k8s.io/initial-events-end=\"true\" before synced", tag)
+			}
+			for _, s := range seeds {
+				found := false
+				for _, a := range added {
+					found = found || a.Name == s
+				}
+				if !found {
+					t.Errorf("%s: no ADDED event for seeded ConfigMap %s before synced", tag, s)
+				}
+			}
+		}
+	}
+}
+
+// checkFanOut: every write reached A and B as the same event type, name and rv.
+func checkFanOut(t *testing.T, recs []record.Record, writes int) {
+	t.Helper()
+	events := map[string][]string{}
+	for _, r := range steady(recs) {
+		if r.Kind == record.WatchEvent && r.Event != "BOOKMARK" {
+			events[r.Tag] = append(events[r.Tag], r.Event+" "+r.Name+" rv="+r.RV)
+		}
+	}
+	a, b := events["A"], events["B"]
+	if len(a) != writes || strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Errorf("want A and B to see the same %d events, got\nA:\n  %s\nB:\n  %s", writes, strings.Join(a, "\n  "), strings.Join(b, "\n  "))
+	}
+	for _, typ := range []string{"ADDED", "MODIFIED", "DELETED"} {
+		if !strings.Contains(strings.Join(a, " "), typ+" ") {
+			t.Errorf("no %s event arrived at A", typ)
+		}
+	}
+}
+
+func steady(recs []record.Record) []record.Record {
+	seen := 0
+	for i, r := range recs {
+		if r.Kind == record.Setup && r.Step == record.StepSynced {
+			seen++
+			if seen == 2 {
+				return recs[i+1:]
+			}
+		}
+	}
+	return nil
+}
+
+func query(r record.Record) url.Values {
+	q, _ := url.ParseQuery(r.Query)
+	return q
+}
+
+func hasItem(l record.Record, name string) bool {
+	for _, it := range l.Items {
+		if it.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func synced(recs []record.Record, tag string) bool {
+	for _, r := range recs {
+		if r.Kind == record.Setup && r.Step == record.StepSynced && r.Tag == tag {
+			return true
+		}
+	}
+	return false
+}
+
+func sawEvent(recs []record.Record, tag, event, name string) bool {
+	for _, r := range recs {
+		if r.Kind == record.WatchEvent && r.Tag == tag && r.Event == event && r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// writeKubeconfig writes an admin kubeconfig with a bearer token added, and returns the strings
+// that must never appear in a log: the token, and the base64 and PEM bodies of key and cert.
+func writeKubeconfig(t *testing.T, cp *controlplane.ControlPlane) (string, []string) {
+	t.Helper()
+	raw, err := cp.AdminKubeconfig("labtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.Load(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secrets []string
+	for _, ai := range cfg.AuthInfos {
+		ai.Token = secretToken
+		for _, pem := range [][]byte{ai.ClientKeyData, ai.ClientCertificateData} {
+			secrets = append(secrets, base64.StdEncoding.EncodeToString(pem)[:40])
+			body := strings.Split(string(pem), "\n")
+			if len(body) > 2 {
+				secrets = append(secrets, body[1]) // first line of the PEM body
+			}
+		}
+	}
+	secrets = append(secrets, secretToken, "PRIVATE KEY")
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path, secrets
+}
+
+// labProcess is a running lab whose JSON records are read as they come.
+type labProcess struct {
+	cmd    *exec.Cmd
+	recs   chan record.Record
+	done   chan struct{}
+	all    []record.Record
+	stdout strings.Builder
+	stderr *strings.Builder
+}
+
+func startLab(t *testing.T, bin string, args ...string) *labProcess {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	p := &labProcess{cmd: cmd, recs: make(chan record.Record, 1024), done: make(chan struct{}), stderr: &strings.Builder{}}
+	cmd.Stderr = p.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	go func() {
+		defer close(p.recs)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			p.stdout.WriteString(sc.Text() + "\n")
+			r, err := record.Parse(sc.Bytes())
+			if err != nil {
+				t.Errorf("lab wrote a line that is not a record: %v: %q", err, sc.Text())
+				continue
+			}
+			p.recs <- r
+		}
+	}()
+	return p
+}
+
+func (p *labProcess) waitFor(t *testing.T, what string, cond func([]record.Record) bool) {
+	t.Helper()
+	timeout := time.After(90 * time.Second)
+	for !cond(p.all) {
+		select {
+		case r, ok := <-p.recs:
+			if !ok {
+				t.Fatalf("lab exited before %s\nstderr:\n%s", what, p.stderr)
+			}
+			p.all = append(p.all, r)
+		case <-timeout:
+			t.Fatalf("timed out waiting until %s\nstderr:\n%s", what, p.stderr)
+		}
+	}
+}
+
+// stop sends SIGINT (Ctrl-C) and waits for a clean exit.
+func (p *labProcess) stop(t *testing.T) ([]record.Record, string, string) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGINT)
+	return p.wait(t, 30*time.Second)
+}
+
+func (p *labProcess) wait(t *testing.T, timeout time.Duration) ([]record.Record, string, string) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case r, ok := <-p.recs:
+			if ok {
+				p.all = append(p.all, r)
+				continue
+			}
+			if err := p.cmd.Wait(); err != nil {
+				t.Fatalf("lab exited with %v, want exit 0\nstderr:\n%s", err, p.stderr)
+			}
+			return p.all, p.stdout.String(), p.stderr.String()
+		case <-deadline:
+			t.Fatalf("lab did not exit within %s\nstderr:\n%s", timeout, p.stderr)
+		}
+	}
+}
+
+// BecomeSubreaper makes this test process the parent of any orphan its children leave (an
+// etcd or kube-apiserver a lab failed to stop), so CheckNoChildren can see them.
+// t may be nil (TestMain).
+func BecomeSubreaper(t *testing.T) {
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 && t != nil {
+		t.Logf("cannot become a child subreaper (%v): leftover processes go unnoticed", errno)
+	}
+}
+
+// CheckNoChildren fails if a child of this process (or an orphan it adopted) is still running.
+func CheckNoChildren(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := Children()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes left behind: %s", strings.Join(left, "; "))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Children lists the live (not zombie) children of this process as "pid cmdline".
+func Children() []string {
+	me := strconv.Itoa(os.Getpid())
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+		if len(f) < 2 || f[1] != me || f[0] == "Z" {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return out
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,126 @@
+package wire_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"informer-lab/lab/controlplane"
+	"informer-lab/lab/mutator"
+	"informer-lab/lab/wire"
+	"informer-lab/record"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// A JSON client and a protobuf client LIST and WATCH the same writes on a real apiserver:
+// the logging RoundTripper must decode both wire formats to the same records, and the clients
+// must read exactly what they would read without it.
+func TestJSONAndProtobufDecodeAlike(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, controlplane.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	admin, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mutator.Apply(ctx, admin, "default", mutator.Step{Op: mutator.Create, Name: "seed", Tick: 1}); err != nil {
+		t.Fatal(err)
+	}
+
+	formats := []struct{ name, contentType, wantWatchType string }{
+		{"json", "application/json", "application/json"},
+		{"protobuf", "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf;stream=watch"},
+	}
+	type client struct {
+		logs    *bytes.Buffer
+		watcher watch.Interface
+		seen    []string // what the client itself decoded
+	}
+	clients := make([]*client, len(formats))
+	var listRV string
+	for i, f := range formats {
+		c := &client{logs: &bytes.Buffer{}}
+		cfg := rest.CopyConfig(cp.Config)
+		cfg.ContentType = f.contentType
+		cfg.AcceptContentTypes = f.contentType
+		cfg.Wrap(wire.Wrap(f.name, record.NewWriter("test", c.logs, nil)))
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if listRV == "" {
+			listRV = list.ResourceVersion
+		}
+		c.watcher, err = cs.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{ResourceVersion: listRV})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.watcher.Stop()
+		clients[i] = c
+	}
+
+	steps := []mutator.Step{{Op: mutator.Create, Name: "cm", Tick: 2}, {Op: mutator.Update, Name: "cm", Tick: 3}, {Op: mutator.Delete, Name: "cm", Tick: 4}}
+	for _, s := range steps {
+		if _, err := mutator.Apply(ctx, admin, "default", s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range clients {
+		for len(c.seen) < len(steps) {
+			select {
+			case ev := <-c.watcher.ResultChan():
+				m := ev.Object.(metav1.Object)
+				c.seen = append(c.seen, fmt.Sprintf("%s %s rv=%s", ev.Type, m.GetName(), m.GetResourceVersion()))
+			case <-ctx.Done():
+				t.Fatalf("client saw only %v", c.seen)
+			}
+		}
+		c.watcher.Stop()
+	}
+	time.Sleep(200 * time.Millisecond) // the logger's decoder runs beside the client's
+
+	var got [][]string
+	for i, c := range clients {
+		recs, err := record.Read(c.logs, formats[i].name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines, events []string
+		for _, r := range recs {
+			switch r.Kind {
+			case record.HTTP:
+				if strings.Contains(r.Query, "watch=true") && r.ContentType != formats[i].wantWatchType {
+					t.Errorf("%s: watch response content type %q, want %q", formats[i].name, r.ContentType, formats[i].wantWatchType)
+				}
+			case record.List:
+				lines = append(lines, fmt.Sprintf("LIST rv=%s items=%v", r.RV, r.Items))
+			case record.WatchEvent:
+				line := fmt.Sprintf("%s %s rv=%s", r.Event, r.Name, r.RV)
+				lines = append(lines, line)
+				events = append(events, line)
+			}
+		}
+		if strings.Join(events, "\n") != strings.Join(c.seen, "\n") {
+			t.Errorf("%s: the log's events differ from what the client read:\nlog:    %v\nclient: %v", formats[i].name, events, c.seen)
+		}
+		got = append(got, lines)
+	}
+	if a, b := strings.Join(got[0], "\n"), strings.Join(got[1], "\n"); a != b || len(got[0]) != 1+len(steps) {
+		t.Errorf("JSON and protobuf records differ (want 1 LIST + %d events each):\njson:\n%s\nprotobuf:\n%s", len(steps), a, b)
+	}
+}
