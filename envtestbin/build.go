@@ -84,6 +84,14 @@ func Build(ctx context.Context, opts Options) (string, error) {
 		return "", err
 	}
 	defer unlock()
+	// Whoever builds holds the lock, so a temp dir of this entry seen now was left by a build
+	// that was killed (SIGKILL skips cleanup): remove it, and say so.
+	if stale, _ := filepath.Glob(filepath.Join(k8sDir, "."+name+".tmp-*")); len(stale) > 0 {
+		for _, d := range stale {
+			os.RemoveAll(d)
+		}
+		fmt.Fprintf(out, "removed %d unfinished build(s) of %s left by a killed process\n", len(stale), k8sVer)
+	}
 	final := filepath.Join(k8sDir, name)
 	if checkDir(final) == nil {
 		fmt.Fprintf(out, "kube-apiserver and etcd for %s were installed by another process in %s\n", k8sVer, final)
