@@ -52,6 +52,8 @@ type Cell struct {
 type options struct {
 	kubeconfig, namespace, records, name, serverVersion, gate string
 	interval, duration                                        time.Duration
+	informers                                                 int
+	quiet                                                     bool
 }
 
 // Main runs the lab and exits: 0 after Ctrl-C or -duration, 2 for bad flags, 1 for errors.
@@ -117,10 +119,13 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		defer cancel()
 	}
 
-	// 4. Two independent factories, A and B: two reflectors, two watch streams, two caches.
+	// 4. Independent factories, A and B (more with -informers): each its own reflector, watch
+	// stream and cache.
 	factories := map[string]informers.SharedInformerFactory{}
-	for _, tag := range []string{"A", "B"} {
-		f, inf, err := newFactory(cfg, tag, opts.namespace, out)
+	for i := 0; i < opts.informers; i++ {
+		tag := string(rune('A' + i))
+		counters := &wire.Counters{}
+		f, inf, err := newFactory(cfg, tag, opts.namespace, out, counters, opts.quiet)
 		if err != nil {
 			return err
 		}
@@ -128,7 +133,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		f.Start(ctx.Done())
 		go func(tag string, inf cache.SharedIndexInformer) {
 			if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-				out.Setup(tag, record.StepSynced, "informer cache synced", "")
+				out.Write(record.Record{Kind: record.Setup, Tag: tag, Step: record.StepSynced, Value: "informer cache synced", Stats: counters.Stats()})
 			}
 		}(tag, inf)
 	}
@@ -158,6 +163,8 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13)")
 	fs.StringVar(&o.gate, "watch-list", c.WatchList, "WatchListClient gate: on, off or default (client-go's own default)")
 	fs.DurationVar(&o.interval, "interval", 3*time.Second, "time between two writes of the mutator")
+	fs.IntVar(&o.informers, "informers", 2, "how many independent informer factories (A, B, C, ...; at most 26)")
+	fs.BoolVar(&o.quiet, "quiet", false, "record only setup lines and per-informer counts (requests, bytes): no wire decoding, for benchmarks")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after watching this long, counted once the server is up (default: run until Ctrl-C)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -167,6 +174,9 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	}
 	if fs.NArg() > 0 {
 		return o, usageError{fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))}
+	}
+	if o.informers < 1 || o.informers > 26 {
+		return o, usageError{fmt.Errorf("-informers must be 1 to 26, got %d", o.informers)}
 	}
 	if o.interval <= 0 {
 		return o, usageError{fmt.Errorf("-interval must be positive, got %s", o.interval)}
@@ -240,15 +250,18 @@ func connect(ctx context.Context, o options, out *record.Writer, stderr io.Write
 	return cp.Config, func() { cp.Stop() }, nil
 }
 
-func newFactory(base *rest.Config, tag, ns string, out *record.Writer) (informers.SharedInformerFactory, cache.SharedIndexInformer, error) {
+func newFactory(base *rest.Config, tag, ns string, out *record.Writer, counters *wire.Counters, quiet bool) (informers.SharedInformerFactory, cache.SharedIndexInformer, error) {
 	cfg := rest.CopyConfig(base)
-	cfg.Wrap(wire.Wrap(tag, out))
+	cfg.Wrap(wire.WrapCounting(tag, out, counters, quiet))
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().ConfigMaps().Informer()
+	if quiet {
+		return f, inf, nil
+	}
 	handler := func(event string) func(obj interface{}) {
 		return func(obj interface{}) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {

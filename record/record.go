@@ -68,6 +68,16 @@ type Record struct {
 	Annotations map[string]string `json:"annotations,omitempty"` // bookmarks' annotations only
 	Items       []Item            `json:"items,omitempty"`       // LIST: the objects in the body
 	Tick        int               `json:"tick,omitempty"`        // MUTATOR: data.tick written
+
+	// Counts of one informer's traffic so far (SETUP synced and stopped), kept also in -quiet mode.
+	Stats *Stats `json:"stats,omitempty"`
+}
+
+// Stats counts what one informer's client sent and received.
+type Stats struct {
+	Requests int   `json:"requests"`
+	Bytes    int64 `json:"bytes"`  // response body bytes the client read
+	Events   int   `json:"events"` // watch events decoded (0 in -quiet mode, which does not decode)
 }
 
 // Item is one object of a LIST body.
@@ -128,6 +138,9 @@ func (r Record) Text() string {
 		if r.Accept != "" {
 			b.WriteString(" (accept " + r.Accept + ")")
 		}
+		if r.Detail != "" {
+			b.WriteString(": " + r.Detail)
+		}
 	case List:
 		fmt.Fprintf(&b, "initial LIST returned collection resourceVersion=%s items=%d", r.RV, len(r.Items))
 		names := make([]string, 0, len(r.Items))
@@ -168,6 +181,9 @@ func (r Record) Text() string {
 		}
 		if r.Detail != "" {
 			b.WriteString(" (" + r.Detail + ")")
+		}
+		if r.Stats != nil {
+			fmt.Fprintf(&b, " requests=%d bytes=%d events=%d", r.Stats.Requests, r.Stats.Bytes, r.Stats.Events)
 		}
 	}
 	return b.String()

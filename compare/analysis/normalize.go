@@ -128,6 +128,9 @@ func normalizeLine(r record.Record, rv rvMapper) string {
 		if r.Accept != "" {
 			b.WriteString(" (accept " + r.Accept + ")")
 		}
+		if r.Detail != "" {
+			b.WriteString(": " + scrub(r.Detail))
+		}
 	case record.List:
 		fmt.Fprintf(&b, "rv=%s items=%d", rv(r.RV), len(r.Items))
 		for _, it := range r.Items {

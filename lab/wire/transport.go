@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"informer-lab/record"
@@ -26,18 +27,49 @@ import (
 // content type are recorded: headers carrying credentials (Authorization, cookies) never are,
 // and TLS client keys live below this layer.
 func Wrap(tag string, w *record.Writer) func(http.RoundTripper) http.RoundTripper {
+	return WrapCounting(tag, w, nil, false)
+}
+
+// WrapCounting is Wrap that also counts requests, body bytes and events into c (if not nil).
+// Quiet writes no records and decodes nothing: it only counts bytes, so that a benchmark
+// measures the apiserver and the reflector, not this logger.
+func WrapCounting(tag string, w *record.Writer, c *Counters, quiet bool) func(http.RoundTripper) http.RoundTripper {
+	if c == nil {
+		c = &Counters{}
+	}
 	return func(next http.RoundTripper) http.RoundTripper {
-		return &transport{tag: tag, out: w, next: next}
+		return &transport{tag: tag, out: w, next: next, count: c, quiet: quiet}
 	}
 }
 
+// Counters is one informer's traffic, safe for concurrent use.
+type Counters struct {
+	requests, events atomic.Int64
+	bytes            atomic.Int64
+}
+
+// Stats returns the counts so far.
+func (c *Counters) Stats() *record.Stats {
+	return &record.Stats{Requests: int(c.requests.Load()), Bytes: c.bytes.Load(), Events: int(c.events.Load())}
+}
+
 type transport struct {
-	tag  string
-	out  *record.Writer
-	next http.RoundTripper
+	tag   string
+	out   *record.Writer
+	next  http.RoundTripper
+	count *Counters
+	quiet bool
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.count.requests.Add(1)
+	if t.quiet {
+		resp, err := t.next.RoundTrip(req)
+		if err == nil {
+			resp.Body = &countingBody{ReadCloser: resp.Body, n: &t.count.bytes}
+		}
+		return resp, err
+	}
 	start := time.Now()
 	resp, err := t.next.RoundTrip(req)
 	rec := record.Record{
@@ -56,7 +88,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rec.Status = resp.StatusCode
 	rec.ContentType = resp.Header.Get("Content-Type")
+	if resp.StatusCode >= 400 {
+		rec.Detail = statusMessage(resp)
+	}
 	t.out.Write(rec)
+	resp.Body = &countingBody{ReadCloser: resp.Body, n: &t.count.bytes}
 
 	if req.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
 		return resp, nil
@@ -72,6 +108,27 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &listTap{body: resp.Body, t: t, info: info}
 	}
 	return resp, nil
+}
+
+// statusMessage reads an error response's body (a small Status), puts it back for the
+// client, and returns its message, e.g. the 422 that refuses sendInitialEvents.
+func statusMessage(resp *http.Response) string {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+	if err != nil {
+		return ""
+	}
+	obj, err := runtime.Decode(scheme.Codecs.UniversalDeserializer(), body)
+	if err != nil {
+		return ""
+	}
+	if st, ok := obj.(*metav1.Status); ok {
+		return fmt.Sprintf("%s: %s", st.Reason, st.Message)
+	}
+	return ""
 }
 
 // serializerFor finds the serializer client-go itself would use for a response content type,
@@ -112,6 +169,7 @@ func (t *transport) decodeWatch(pr *io.PipeReader, info runtime.SerializerInfo) 
 			}
 			return
 		}
+		t.count.events.Add(1)
 		t.out.Write(eventRecord(t.tag, string(typ), obj))
 	}
 }
@@ -132,6 +190,18 @@ func eventRecord(tag, typ string, obj runtime.Object) record.Record {
 		rec.Annotations = m.GetAnnotations()
 	}
 	return rec
+}
+
+// countingBody counts the bytes the client reads.
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 type watchTap struct {
