@@ -184,7 +184,7 @@ func normalizeQuery(raw string, rv rvMapper) string {
 }
 
 var (
-	hostPort  = regexp.MustCompile(`(?:\[[0-9A-Fa-f:.]+\]|(?:\d{1,3}\.){3}\d{1,3}|localhost)(?::\d+)?`)
+	hostPort  = regexp.MustCompile(`(?:\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\]|(?:\d{1,3}\.){3}\d{1,3}|localhost)(?::\d+)?`)
 	timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?`)
 )
 
@@ -286,3 +286,22 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func sortedSet(m map[string]bool) []string { return sortedKeys(m) }
+
+// SplitPhases cuts a lab's records where the diffs do: the initial phase ends with the SETUP
+// synced record of the last informer to sync. A lab that never synced has no steady phase.
+func SplitPhases(recs []record.Record) (initial, steady []record.Record) {
+	initial, steady, _ = splitPhases(recs)
+	return initial, steady
+}
+
+// InitialQuery renders the query of request r, one of the records of initial, as the
+// initial-sync diff shows it: parameters sorted, timeouts <T>, the rv the informer synced at <RV0>.
+func InitialQuery(r record.Record, initial []record.Record) string {
+	return normalizeQuery(r.Query, initialRV(syncRVs(initial)[r.Tag]))
+}
+
+// InitialRV renders an rv of record r, one of the records of initial, as the initial-sync diff
+// does: <RV0> for the rv its informer synced at, <RV> for any other.
+func InitialRV(r record.Record, initial []record.Record) string {
+	return initialRV(syncRVs(initial)[r.Tag])(r.RV)
+}

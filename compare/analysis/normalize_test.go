@@ -130,3 +130,39 @@ func TestSteadyLinesGroupByTagAndDropPeriodicBookmarks(t *testing.T) {
 		t.Errorf("steadyLines:\nwant %q\ngot  %q", want, got)
 	}
 }
+
+func TestNormalizeText(t *testing.T) {
+	for _, tc := range []struct{ a, b string }{
+		{"[WATCH-EVENT][A] type=MODIFIED name=lab-cm-1 rv=521", "[WATCH-EVENT][A] type=MODIFIED name=lab-cm-1 rv=197"},
+		{"GET /api/v1/configmaps?allowWatchBookmarks=true&resourceVersion=57&timeout=9m0s&timeoutSeconds=540&watch=true",
+			"GET /api/v1/configmaps?allowWatchBookmarks=true&resourceVersion=12&timeout=5m33s&timeoutSeconds=333&watch=true"},
+		{"fan-out skew over 8 writes × 4 watchers: min 0.1 ms, median 0.4 ms, max 0.8 ms", "fan-out skew over 8 writes × 4 watchers: min 0.2 ms, median 0.9 ms, max 1.6 ms"},
+		{"run directory: /work/main/out/20261129-171410", "run directory: /tmp/fresh/out/20261129-171740"},
+		{"| a  | b |", "| a | b |"},
+	} {
+		if NormalizeText(tc.a) != NormalizeText(tc.b) {
+			t.Errorf("want equal after normalization:\n%s\n%s", NormalizeText(tc.a), NormalizeText(tc.b))
+		}
+	}
+	for _, tc := range []struct{ a, b string }{
+		{"GET /api/v1/configmaps?limit=500&resourceVersion=0", "GET /api/v1/configmaps?limit=500&resourceVersion=57"},
+		{"[WATCH-EVENT][A] type=MODIFIED name=lab-cm-1 rv=5", "[WATCH-EVENT][A] type=ADDED name=lab-cm-1 rv=5"},
+	} {
+		if NormalizeText(tc.a) == NormalizeText(tc.b) {
+			t.Errorf("want different after normalization: %q and %q", tc.a, tc.b)
+		}
+	}
+}
+
+func TestScrubKeepsTags(t *testing.T) {
+	for in, want := range map[string]string{
+		"[SETUP][A] synced":                   "[SETUP][A] synced",
+		"dial tcp [::1]:6443: refused":        "dial tcp <host>: refused",
+		"dial tcp 127.0.0.1:43211: refused":   "dial tcp <host>: refused",
+		"at 2026-11-29T17:18:46.354739Z done": "at <time> done",
+	} {
+		if got := scrub(in); got != want {
+			t.Errorf("scrub(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package doccheck
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"informer-lab/harness/internal/app"
+	"informer-lab/harness/internal/labproc"
+	"informer-lab/record"
+)
+
+const root = "../../.."
+
+// Every log excerpt in README.md and HOW-IT-WORKS.md must still be a line the project prints:
+// this runs make compare's harness and each lab alone, for real, and looks each excerpt up
+// among what they printed (normalized as compare normalizes).
+func TestDocExcerptsAreReal(t *testing.T) {
+	var pool Pool
+
+	// The harness, as make compare runs it: its report, its status lines, every record's text.
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := app.Run(context.Background(), []string{"-out", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("harness exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	pool.Add(stdout.String())
+	pool.Add(stderr.String())
+	logs, _ := filepath.Glob(filepath.Join(out, "*", "*.jsonl"))
+	for _, l := range logs {
+		recs, err := record.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			pool.Add(r.Text())
+		}
+	}
+
+	// Each lab alone, as `go run ./client-v0XX` runs it (text on stdout).
+	bins := t.TempDir()
+	for _, lab := range []string{"client-v031", "client-v032"} {
+		bin, _, err := labproc.Build(context.Background(), filepath.Join(root, lab), bins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "-interval", "200ms", "-duration", "3s")
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s alone: %v\n%s", lab, err, e.String())
+		}
+		pool.Add(o.String())
+		pool.Add(e.String())
+	}
+
+	checked := 0
+	for _, doc := range []string{"README.md", "HOW-IT-WORKS.md"} {
+		excerpts, blocks, err := Excerpts(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if blocks == 0 {
+			t.Errorf("%s has no marked excerpt (%s before a fenced block)", doc, Marker)
+		}
+		for _, ex := range excerpts {
+			checked++
+			if ok, nearest := pool.Match(ex.Text); !ok {
+				t.Errorf("%s:%d: this excerpt is no longer printed by the project:\n  excerpt: %s\n  nearest: %s", doc, ex.Line, ex.Text, nearest)
+			}
+		}
+	}
+	t.Logf("checked %d excerpt lines", checked)
+}
+
+func TestExcerptsFindsMarkedBlocksOnly(t *testing.T) {
+	doc := filepath.Join(t.TempDir(), "doc.md")
+	os.WriteFile(doc, []byte("text\n"+Marker+"\n```\nline one\n\nline two\n```\n```\nunmarked\n```\n"+Marker+"\nprose breaks the mark\n```\nnot an excerpt\n```\n"), 0o644)
+	ex, blocks, err := Excerpts(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocks != 1 || len(ex) != 2 || ex[0].Text != "line one" || ex[1].Line != 6 {
+		t.Errorf("got %d blocks, %+v; want 1 block with lines 4 and 6", blocks, ex)
+	}
+}
