@@ -1,7 +1,7 @@
 // Command compare reads a harness run directory and reports how the labs' informers differ:
 // phase diffs against the first lab, a verdict table and a conclusion.
 //
-//	go run ./compare [-o report.txt] out/<run>
+//	go run ./compare [-o report.txt] [-html report.html] out/<run>
 //
 // Exit status: 0 the expected relations hold, 1 they do not, 2 unusable input or usage.
 package main
@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/compare/report"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -24,8 +25,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "also write the report to `FILE`")
+	htmlOut := fs.String("html", "", "also write the report as one self-contained HTML page to `FILE`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compare [-o FILE] RUN_DIR")
+		fmt.Fprintln(stderr, "usage: compare [-o FILE] [-html FILE] RUN_DIR")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -46,6 +48,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	stdout.Write(buf.Bytes())
 	if *out != "" {
 		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+			fmt.Fprintf(stderr, "compare: %s\n", oneLine(err))
+			return 2
+		}
+	}
+	if *htmlOut != "" {
+		var page bytes.Buffer
+		err := report.Write(&page, r, rep)
+		if err == nil {
+			err = os.WriteFile(*htmlOut, page.Bytes(), 0o644)
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "compare: %s\n", oneLine(err))
 			return 2
 		}

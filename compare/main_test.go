@@ -147,6 +147,21 @@ func TestRunWritesReportFile(t *testing.T) {
 	}
 }
 
+func TestRunWritesHTML(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.html")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-html", out, synthetic}, &stdout, &stderr); code != 0 {
+		t.Fatalf("want exit 0, got %d: %s", code, stderr.String())
+	}
+	if got := read(t, out); !strings.HasPrefix(got, "<!DOCTYPE html>") || !strings.Contains(got, "VERDICT: holds") {
+		t.Errorf("want an HTML page with the verdict in %s, got %d bytes starting %.40q", out, len(got), got)
+	}
+	code := run([]string{"-html", filepath.Join(t.TempDir(), "no", "such", "dir", "r.html"), synthetic}, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "no such file or directory") {
+		t.Errorf("unwritable -html: want exit 2 naming the error, got %d: %q", code, stderr.String())
+	}
+}
+
 var (
 	rvField = regexp.MustCompile(`rv=(\d+)`)
 	millis  = regexp.MustCompile(`\d+(?:\.\d+)? ms\b`)

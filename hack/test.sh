@@ -3,6 +3,9 @@
 set -o errexit -o nounset -o pipefail
 cd "$(dirname "$0")/.."
 
+# The harness's TestReportInBrowser loads report.html in headless Chromium (machines run as root).
+command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+
 modules=(record envtestbin compare lab client-v031 client-v032 harness)
 failed=()
 for m in "${modules[@]}"; do

@@ -15,6 +15,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +57,7 @@ type options struct {
 	interval, duration                                        time.Duration
 	informers                                                 int
 	quiet                                                     bool
+	healthEvery                                               time.Duration
 }
 
 // Main runs the lab and exits: 0 after Ctrl-C or -duration, 2 for bad flags, 1 for errors.
@@ -122,6 +126,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	// 4. Independent factories, A and B (more with -informers): each its own reflector, watch
 	// stream and cache.
 	factories := map[string]informers.SharedInformerFactory{}
+	stores := map[string]cache.Store{}
 	for i := 0; i < opts.informers; i++ {
 		tag := string(rune('A' + i))
 		counters := &wire.Counters{}
@@ -130,6 +135,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 		factories[tag] = f
+		stores[tag] = inf.GetStore()
 		f.Start(ctx.Done())
 		go func(tag string, inf cache.SharedIndexInformer) {
 			if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
@@ -143,10 +149,21 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		go runMutator(ctx, cfg, opts.interval, out)
 	}
 
-	// 6. Run until Ctrl-C or -duration, then stop the informers before the server.
+	if opts.healthEvery > 0 {
+		go reportHealth(ctx, opts.healthEvery, out)
+	}
+
+	// 6. Run until Ctrl-C or -duration, then stop the informers before the server, and say
+	// what each cache held: a reader can check it against a fresh LIST.
 	<-ctx.Done()
 	for _, f := range factories {
 		f.Shutdown()
+	}
+	for _, tag := range sortedTags(stores) {
+		out.Write(record.Record{Kind: record.Setup, Tag: tag, Step: record.StepStore, Value: "informer cache at stop", Items: storeItems(stores[tag])})
+	}
+	if opts.healthEvery > 0 {
+		out.Write(record.Record{Kind: record.Setup, Step: record.StepHealth, Value: "at stop", Health: health()})
 	}
 	out.Setup("", record.StepStopped, "informers stopped", "")
 	return nil
@@ -165,6 +182,7 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.DurationVar(&o.interval, "interval", 3*time.Second, "time between two writes of the mutator")
 	fs.IntVar(&o.informers, "informers", 2, "how many independent informer factories (A, B, C, ...; at most 26)")
 	fs.BoolVar(&o.quiet, "quiet", false, "record only setup lines and per-informer counts (requests, bytes): no wire decoding, for benchmarks")
+	fs.DurationVar(&o.healthEvery, "health-every", 0, "record the lab's RSS, goroutines and open files this often (0: off), for long runs")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after watching this long, counted once the server is up (default: run until Ctrl-C)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -306,6 +324,58 @@ func runMutator(ctx context.Context, base *rest.Config, interval time.Duration, 
 			out.Write(mutator.Record("default", step, rv, err))
 		}
 	}
+}
+
+func sortedTags(m map[string]cache.Store) []string {
+	tags := make([]string, 0, len(m))
+	for t := range m {
+		tags = append(tags, t)
+	}
+	sort.Strings(tags)
+	return tags
+}
+
+// storeItems lists a cache's objects by namespace/name with their rvs.
+func storeItems(s cache.Store) []record.Item {
+	items := []record.Item{}
+	for _, obj := range s.List() {
+		if cm, ok := obj.(*corev1.ConfigMap); ok {
+			items = append(items, record.Item{Namespace: cm.Namespace, Name: cm.Name, RV: cm.ResourceVersion})
+		}
+	}
+	sort.Slice(items, func(i, j int) bool {
+		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
+	})
+	return items
+}
+
+func reportHealth(ctx context.Context, every time.Duration, out *record.Writer) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		out.Write(record.Record{Kind: record.Setup, Step: record.StepHealth, Value: "periodic", Health: health()})
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// health reads this process's resident memory, goroutines and open file descriptors.
+func health() *record.Health {
+	h := &record.Health{Goroutines: runtime.NumGoroutine()}
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		h.FDs = len(fds)
+	}
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				h.RSSKiB, _ = strconv.ParseInt(f[1], 10, 64)
+			}
+		}
+	}
+	return h
 }
 
 // moduleName is the last element of the module path, e.g. "client-v031".

@@ -35,6 +35,10 @@ const (
 	StepFault     = "fault"       // something went wrong; Detail says what
 	StepStopped   = "stopped"     // the writer of this log stopped cleanly
 	StepWriteDone = "writes-done" // the mutator made its last write
+	StepStore     = "store"       // Tag: an informer's cache at stop, in Items
+	StepHealth    = "health"      // the writer's own process: Health
+	StepInjected  = "injected"    // the harness injected a fault on purpose; Value names it
+	StepRecovered = "recovered"   // the run came back from an injected fault; Detail says how
 )
 
 // Record is one line of a wire log. Fields irrelevant to a Kind stay empty.
@@ -71,6 +75,15 @@ type Record struct {
 
 	// Counts of one informer's traffic so far (SETUP synced and stopped), kept also in -quiet mode.
 	Stats *Stats `json:"stats,omitempty"`
+	// The lab process's own resources (SETUP health).
+	Health *Health `json:"health,omitempty"`
+}
+
+// Health is a process's resource use at one moment.
+type Health struct {
+	RSSKiB     int64 `json:"rssKiB"`
+	Goroutines int   `json:"goroutines"`
+	FDs        int   `json:"fds"`
 }
 
 // Stats counts what one informer's client sent and received.
@@ -181,6 +194,12 @@ func (r Record) Text() string {
 		}
 		if r.Detail != "" {
 			b.WriteString(" (" + r.Detail + ")")
+		}
+		if r.Health != nil {
+			fmt.Fprintf(&b, " rss=%dKiB goroutines=%d fds=%d", r.Health.RSSKiB, r.Health.Goroutines, r.Health.FDs)
+		}
+		if r.Step == StepStore {
+			fmt.Fprintf(&b, " items=%d", len(r.Items))
 		}
 		if r.Stats != nil {
 			fmt.Fprintf(&b, " requests=%d bytes=%d events=%d", r.Stats.Requests, r.Stats.Bytes, r.Stats.Events)

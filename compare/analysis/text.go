@@ -50,7 +50,7 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 
 	fmt.Fprintf(w, "\n== verdict ==\n")
-	writeTable(w, r.table())
+	writeTable(w, r.Table())
 	if r.Skew.Writes > 0 {
 		fmt.Fprintf(w, "fan-out skew over %d writes × %d watchers: min %s, median %s, max %s\n",
 			r.Skew.Writes, r.Skew.Watchers, ms(r.Skew.Min), ms(r.Skew.Median), ms(r.Skew.Max))
@@ -71,8 +71,8 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 }
 
-// table builds the verdict table: one row per fact, one column per lab.
-func (r *Report) table() [][]string {
+// Table is the verdict table: one row per fact, one column per lab; row 0 holds the lab names.
+func (r *Report) Table() [][]string {
 	rows := [][]string{{""}}
 	add := func(title string, cell func(l *LabReport) string) {
 		row := []string{title}

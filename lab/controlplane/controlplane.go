@@ -6,6 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"informer-lab/envtestbin"
@@ -110,4 +114,52 @@ func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) er
 		return fmt.Errorf("create namespace %s: %w", ns, err)
 	}
 	return nil
+}
+
+// APIServerPID returns the process id of this control plane's kube-apiserver, found in /proc
+// by its binary and its --secure-port (envtest keeps its process handle private). A benchmark
+// reads the apiserver's memory from /proc/<pid>/status with it.
+func (cp *ControlPlane) APIServerPID() (int, error) {
+	if cp == nil || cp.env == nil {
+		return 0, fmt.Errorf("control plane not running")
+	}
+	api := cp.env.ControlPlane.APIServer
+	return FindPID("/proc", api.Path, "--secure-port="+api.SecureServing.Port)
+}
+
+// FindPID returns the one process under procDir (normally /proc) whose command line starts
+// with bin and holds the argument arg.
+func FindPID(procDir, bin, arg string) (int, error) {
+	entries, err := os.ReadDir(procDir)
+	if err != nil {
+		return 0, fmt.Errorf("list processes: %w", err)
+	}
+	var found []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(procDir, e.Name(), "cmdline"))
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) < 2 || args[0] != bin {
+			continue
+		}
+		for _, a := range args[1:] {
+			if a == arg {
+				found = append(found, pid)
+				break
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		return 0, fmt.Errorf("no process %s with %s under %s", bin, arg, procDir)
+	case 1:
+		return found[0], nil
+	}
+	return 0, fmt.Errorf("%d processes %s with %s under %s: %v", len(found), bin, arg, procDir, found)
 }

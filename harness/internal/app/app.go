@@ -3,6 +3,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/compare/report"
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/mutator"
@@ -240,6 +242,15 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 	}
 	defer f.Close()
 	rep.WriteText(io.MultiWriter(stdout, f))
+
+	// The same report as one page to open in a browser: diagrams of what the text tells.
+	var page bytes.Buffer
+	if err := report.Write(&page, r, rep); err != nil {
+		return runDir, exitRun, err
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "report.html"), page.Bytes(), 0o644); err != nil {
+		return runDir, exitRun, err
+	}
 	return runDir, rep.ExitCode(), nil
 }
 

@@ -64,6 +64,7 @@ type Proc struct {
 	seen   map[string]map[string]bool // tag -> Key()s of the watch events seen
 	fault  string
 	stderr string
+	setups []record.Record // every SETUP record, in order (few: versions, gate, server, synced)
 }
 
 // Start runs bin with args; its JSON records (stdout) go to logPath, its stderr to errPath.
@@ -123,6 +124,9 @@ func (p *Proc) copy(stdout io.Reader, log *os.File) {
 func (p *Proc) note(r record.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if r.Kind == record.Setup {
+		p.setups = append(p.setups, r)
+	}
 	switch {
 	case r.Kind == record.Setup && r.Step == record.StepSynced:
 		p.synced[r.Tag] = true
@@ -147,6 +151,17 @@ func (p *Proc) Synced(tags ...string) bool {
 	}
 	return true
 }
+
+// Setups returns the SETUP records the lab wrote so far, in order: a benchmark reads the
+// synced records' times and Stats from them.
+func (p *Proc) Setups() []record.Record {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]record.Record(nil), p.setups...)
+}
+
+// PID returns the lab's process id, e.g. to read its memory from /proc/<pid>/status.
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
 
 // Key names a watch event by type and object: the harness waits for each write's event
 // without knowing a DELETE's rv (the apiserver answers a DELETE with a Status).
