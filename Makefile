@@ -3,10 +3,16 @@
 K8S_VERSION ?= 1.32.13
 ARGS ?=
 
-.PHONY: compare test envtest clean
+.PHONY: compare bench reliability test envtest clean
 
 compare: envtest ## one shared apiserver, every lab attached, one writer, the wire diff and verdict
 	cd harness && GOWORK=off go run . $(ARGS)
+
+bench: envtest ## kube-apiserver memory and sync time, K informers at once, LIST→WATCH vs streaming (docs/bench.md)
+	cd harness && GOWORK=off go run ./cmd/bench $(ARGS)
+
+reliability: envtest ## faults, bad input, security and a 30-minute long run, as real processes (docs/reliability.md)
+	cd harness && GOWORK=off go run ./cmd/reliability $(ARGS)
 
 test: envtest ## every module's tests, against a real envtest apiserver
 	hack/test.sh

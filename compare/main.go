@@ -27,7 +27,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "also write the report to `FILE`")
 	htmlOut := fs.String("html", "", "also write the report as one self-contained HTML page to `FILE`")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: compare [-o FILE] [-html FILE] RUN_DIR")
+		fmt.Fprintln(stderr, "error: usage: compare [-o FILE] [-html FILE] RUN_DIR")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -39,7 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	r, err := analysis.LoadRun(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintf(stderr, "compare: %s\n", oneLine(err))
+		fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
 		return 2
 	}
 	rep := analysis.Analyze(r)
@@ -48,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	stdout.Write(buf.Bytes())
 	if *out != "" {
 		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-			fmt.Fprintf(stderr, "compare: %s\n", oneLine(err))
+			fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
 			return 2
 		}
 	}
@@ -59,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			err = os.WriteFile(*htmlOut, page.Bytes(), 0o644)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "compare: %s\n", oneLine(err))
+			fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
 			return 2
 		}
 	}

@@ -55,7 +55,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"verdict holds", func(t *testing.T) []string { return []string{synthetic} }, 0, ``},
 		{"no argument", func(t *testing.T) []string { return nil }, 2, `usage: compare`},
 		{"missing dir", func(t *testing.T) []string { return []string{filepath.Join(t.TempDir(), "nope")} }, 2,
-			`^compare: run directory: stat .*nope: no such file or directory$`},
+			`^error: run directory: stat .*nope: no such file or directory$`},
 		{"no harness log", func(t *testing.T) []string {
 			dir := copyRun(t)
 			os.Remove(filepath.Join(dir, "harness.jsonl"))

@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	informer-lab/compare v0.0.0
+	informer-lab/envtestbin v0.0.0
 	informer-lab/lab v0.0.0
 	informer-lab/record v0.0.0
 	k8s.io/api v0.32.13
@@ -46,7 +47,6 @@ require (
 	gopkg.in/evanphx/json-patch.v4 v4.12.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	informer-lab/envtestbin v0.0.0 // indirect
 	k8s.io/apiextensions-apiserver v0.32.1 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20241105132330-32ad38e42d3f // indirect

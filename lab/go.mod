@@ -3,6 +3,7 @@ module informer-lab/lab
 go 1.23
 
 require (
+	github.com/go-logr/logr v1.4.2
 	informer-lab/envtestbin v0.0.0
 	informer-lab/record v0.0.0
 	k8s.io/api v0.31.14
@@ -16,7 +17,6 @@ require (
 	github.com/emicklei/go-restful/v3 v3.11.0 // indirect
 	github.com/evanphx/json-patch/v5 v5.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.7.0 // indirect
-	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-openapi/jsonpointer v0.19.6 // indirect
 	github.com/go-openapi/jsonreference v0.20.2 // indirect
 	github.com/go-openapi/swag v0.22.4 // indirect

@@ -25,6 +25,7 @@ import (
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/pin"
+	"informer-lab/lab/reaper"
 	"informer-lab/lab/wire"
 	"informer-lab/record"
 
@@ -62,6 +63,9 @@ type options struct {
 
 // Main runs the lab and exits: 0 after Ctrl-C or -duration, 2 for bad flags, 1 for errors.
 func Main(c Cell) {
+	if reaper.IsReaper() { // this lab's own child that stops its envtest if the lab is killed
+		os.Exit(reaper.Run())
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := Run(ctx, c, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -260,12 +264,24 @@ func connect(ctx context.Context, o options, out *record.Writer, stderr io.Write
 		out.Setup("", record.StepServer, version, "attached")
 		return cfg, func() {}, nil
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, Progress: stderr})
+	// If this lab is killed (SIGKILL skips every defer), its reaper stops etcd and kube-apiserver.
+	rp, err := reaper.Start()
 	if err != nil {
 		return nil, nil, err
 	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, Progress: stderr})
+	if err != nil {
+		rp.Close()
+		return nil, nil, err
+	}
+	if pid, err := cp.EtcdPID(); err == nil {
+		rp.Watch(pid, "etcd")
+	}
+	if pid, err := cp.APIServerPID(); err == nil {
+		rp.Watch(pid, "kube-apiserver")
+	}
 	out.Setup("", record.StepServer, cp.ServerVersion, "envtest, binaries from "+cp.Assets)
-	return cp.Config, func() { cp.Stop() }, nil
+	return cp.Config, func() { cp.Stop(); rp.Close() }, nil
 }
 
 func newFactory(base *rest.Config, tag, ns string, out *record.Writer, counters *wire.Counters, quiet bool) (informers.SharedInformerFactory, cache.SharedIndexInformer, error) {

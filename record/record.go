@@ -28,17 +28,18 @@ const (
 
 // Steps of Setup records that readers act on.
 const (
-	StepClientGo  = "client-go"   // Value: linked client-go version; Detail: the pin
-	StepGate      = "gate"        // Value: WatchListClient on|off
-	StepServer    = "server"      // Value: kube-apiserver version
-	StepSynced    = "synced"      // Tag: the informer that reported HasSynced
-	StepFault     = "fault"       // something went wrong; Detail says what
-	StepStopped   = "stopped"     // the writer of this log stopped cleanly
-	StepWriteDone = "writes-done" // the mutator made its last write
-	StepStore     = "store"       // Tag: an informer's cache at stop, in Items
-	StepHealth    = "health"      // the writer's own process: Health
-	StepInjected  = "injected"    // the harness injected a fault on purpose; Value names it
-	StepRecovered = "recovered"   // the run came back from an injected fault; Detail says how
+	StepClientGo  = "client-go"     // Value: linked client-go version; Detail: the pin
+	StepGate      = "gate"          // Value: WatchListClient on|off
+	StepServer    = "server"        // Value: kube-apiserver version
+	StepSynced    = "synced"        // Tag: the informer that reported HasSynced
+	StepFault     = "fault"         // something went wrong; Detail says what
+	StepStopped   = "stopped"       // the writer of this log stopped cleanly
+	StepWriteDone = "writes-done"   // the mutator made its last write
+	StepStore     = "store"         // Tag: an informer's cache at stop, in Items
+	StepHealth    = "health"        // the writer's own process: Health
+	StepInjected  = "injected"      // the harness injected a fault on purpose; Value names it
+	StepRecovered = "recovered"     // the run came back from an injected fault; Detail says how
+	StepBroken    = "stream-broken" // Tag: a watch stream ended mid-frame (server gone); Detail: error
 )
 
 // Record is one line of a wire log. Fields irrelevant to a Kind stay empty.

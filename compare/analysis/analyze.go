@@ -21,7 +21,10 @@ type Report struct {
 	Labs        []*LabReport    // in Run.Labs order; Labs[0] is the baseline
 	Diffs       []PhaseDiff     // one per non-baseline lab and phase
 	Skew        Skew
-	Faults      []string // SETUP fault records of any log
+	Faults      []string       // SETUP fault records of any log
+	FreshList   *record.Record // the harness's LIST just before the labs stopped, if any
+	Injected    string         // a fault the harness injected on purpose ("" = none), and its recovery
+	injectedAt  time.Time
 	Failures    []string // relations that do not hold, in words; empty when the verdict holds
 }
 
@@ -33,6 +36,9 @@ type LabReport struct {
 	Want     string // the handshake shape its gate implies
 	Tags     []string
 	Unsynced []string             // informers that never reported HasSynced
+	Caches   map[string]string    // per tag: how its cache at stop differs from the fresh LIST ("" = equal)
+	Rewatch  map[string]int       // per tag: watch requests after an injected fault
+	Broken   map[string]int       // per tag: watch streams that broke mid-stream
 	Sync     map[string]Handshake // per tag
 	Watchers map[string]*Watcher  // per tag: the steady phase
 	Initial  []string             // normalized lines of the initial phase
@@ -70,6 +76,13 @@ func Analyze(run *Run) *Report {
 			rep.Writes = append(rep.Writes, r)
 		case r.Kind == record.Setup && r.Step == record.StepFault:
 			rep.Faults = append(rep.Faults, fmt.Sprintf("harness: %s %s", r.Value, scrub(r.Detail)))
+		case r.Kind == record.Setup && r.Step == record.StepStore && r.Tag == "LIST":
+			rr := r
+			rep.FreshList = &rr
+		case r.Kind == record.Setup && r.Step == record.StepInjected:
+			rep.Injected, rep.injectedAt = r.Value, r.Time
+		case r.Kind == record.Setup && r.Step == record.StepRecovered:
+			rep.Injected += " (" + r.Value + ", " + r.Detail + ")"
 		}
 	}
 	rep.DeleteRVs = resolveDeleteRVs(rep.Writes, run.Labs)
@@ -95,7 +108,8 @@ func Analyze(run *Run) *Report {
 }
 
 func (rep *Report) analyzeLab(lab *Lab) *LabReport {
-	lr := &LabReport{Name: lab.Name, Sync: map[string]Handshake{}, Watchers: map[string]*Watcher{}}
+	lr := &LabReport{Name: lab.Name, Sync: map[string]Handshake{}, Watchers: map[string]*Watcher{}, Caches: map[string]string{}, Rewatch: map[string]int{}, Broken: map[string]int{}}
+	caches := map[string]*record.Record{}
 	tags := map[string]bool{}
 	for _, r := range lab.Records {
 		switch {
@@ -107,6 +121,14 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 			rep.Faults = append(rep.Faults, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", lab.Name, r.Tag, r.Value, scrub(r.Detail))))
 		case r.Kind == record.HTTP && r.Tag != "":
 			tags[r.Tag] = true
+			if !rep.injectedAt.IsZero() && r.Time.After(rep.injectedAt) && strings.Contains(r.Query, "watch=true") && r.Status == 200 {
+				lr.Rewatch[r.Tag]++
+			}
+		case r.Kind == record.Setup && r.Step == record.StepStore:
+			rr := r
+			caches[r.Tag] = &rr
+		case r.Kind == record.Setup && r.Step == record.StepBroken:
+			lr.Broken[r.Tag]++
 		}
 	}
 	lr.Tags = sortedSet(tags)
@@ -131,11 +153,50 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 		}
 		w := watcher(tag, steady, rep.Writes, h.SyncRV)
 		lr.Watchers[tag] = w
-		if w.Mismatch != "" {
+		// After an injected fault a reflector may relist and see writes again: the claim that
+		// holds then is recovery (a new watch, a cache equal to the server's), not the sequence.
+		if w.Mismatch != "" && rep.Injected == "" {
 			fail("%s: %s", tag, w.Mismatch)
+		}
+		if rep.Injected != "" && lr.Rewatch[tag] == 0 {
+			fail("%s: no new watch after the injected fault: it did not reconnect", tag)
+		}
+		if rep.FreshList != nil {
+			lr.Caches[tag] = cacheDiff(caches[tag], rep.FreshList)
+			if lr.Caches[tag] != "" {
+				fail("%s: cache at stop differs from a fresh LIST: %s", tag, lr.Caches[tag])
+			}
 		}
 	}
 	return lr
+}
+
+// cacheDiff says how an informer's cache at stop differs from the server's LIST ("" = same
+// objects with the same rvs): a difference is lost or stale data.
+func cacheDiff(cache, list *record.Record) string {
+	if cache == nil {
+		return "the lab did not report its cache (it did not stop cleanly)"
+	}
+	want := map[string]string{}
+	for _, it := range list.Items {
+		want[it.Namespace+"/"+it.Name] = it.RV
+	}
+	var diffs []string
+	for _, it := range cache.Items {
+		key := it.Namespace + "/" + it.Name
+		rv, ok := want[key]
+		switch {
+		case !ok:
+			diffs = append(diffs, "extra "+key)
+		case rv != it.RV:
+			diffs = append(diffs, fmt.Sprintf("%s rv %s, server has %s", key, it.RV, rv))
+		}
+		delete(want, key)
+	}
+	for _, key := range sortedKeys(want) {
+		diffs = append(diffs, "missing "+key)
+	}
+	return strings.Join(diffs, "; ")
 }
 
 // resolveDeleteRVs fills in the rv of each DELETE the harness could not learn: the apiserver

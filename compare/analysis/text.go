@@ -60,6 +60,9 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, f := range r.Faults {
 		fmt.Fprintf(w, "fault: %s\n", f)
 	}
+	if r.Injected != "" {
+		fmt.Fprintf(w, "fault injected by the harness: %s\n", r.Injected)
+	}
 	fmt.Fprintf(w, "\n%s\n", r.Conclusion())
 	if len(r.Failures) == 0 {
 		fmt.Fprintf(w, "VERDICT: holds\n")
@@ -133,8 +136,33 @@ func (r *Report) Table() [][]string {
 		if len(bad) == 0 {
 			return "yes"
 		}
+		if r.Injected != "" {
+			return "not required after a fault: " + strings.Join(bad, "; ")
+		}
 		return "NO: " + strings.Join(bad, "; ")
 	})
+	if r.FreshList != nil {
+		add("cache at stop = fresh LIST", func(l *LabReport) string {
+			var bad []string
+			for _, tag := range l.Tags {
+				if d := l.Caches[tag]; d != "" {
+					bad = append(bad, tag+": "+d)
+				}
+			}
+			if len(bad) == 0 {
+				return fmt.Sprintf("yes (%d objects)", len(r.FreshList.Items))
+			}
+			return "NO: " + strings.Join(bad, "; ")
+		})
+	}
+	if r.Injected != "" {
+		add("streams broken by the fault", func(l *LabReport) string {
+			return perWatcher2(l, func(tag string) string { return fmt.Sprint(l.Broken[tag]) })
+		})
+		add("watches after the fault", func(l *LabReport) string {
+			return perWatcher2(l, func(tag string) string { return fmt.Sprint(l.Rewatch[tag]) })
+		})
+	}
 	return rows
 }
 
@@ -192,6 +220,14 @@ func (r *Report) Conclusion() string {
 		steady += "."
 	} else {
 		steady = "Steady phase differs: " + bad + "."
+	}
+	if r.Injected != "" {
+		steady = "After the injected fault " + r.Injected + ", "
+		if len(r.Failures) == 0 {
+			steady += fmt.Sprintf("all %d watchers watched again and ended with caches equal to a fresh LIST.", watchers)
+		} else {
+			steady += "not every watcher recovered (see below)."
+		}
 	}
 
 	var shapes []string
@@ -258,4 +294,13 @@ func orUnknown(s string) string {
 
 func ms(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
+
+// perWatcher2 is perWatcher for values kept by tag rather than on the Watcher.
+func perWatcher2(l *LabReport, cell func(tag string) string) string {
+	var parts []string
+	for _, tag := range l.Tags {
+		parts = append(parts, tag+"="+cell(tag))
+	}
+	return orUnknown(strings.Join(parts, " "))
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,12 +15,14 @@ import (
 
 	"informer-lab/envtestbin"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Options choose the server.
@@ -35,6 +38,8 @@ type ControlPlane struct {
 	ServerVersion string       // what the apiserver's /version reports
 	Assets        string       // where the binaries came from
 	env           *envtest.Environment
+	restarted     *exec.Cmd // a kube-apiserver started again after KillAPIServer; ours to stop
+	restartArgs   []string  // the killed kube-apiserver's command line
 }
 
 // Start provisions the binaries if needed (building them the first time), boots etcd and
@@ -50,6 +55,9 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// envtest logs through controller-runtime's logger; unset, it prints a warning with a
+	// stack trace after 30 s. Its messages say nothing the Progress lines do not.
+	ctrllog.SetLogger(logr.Discard())
 	env := &envtest.Environment{BinaryAssetsDirectory: dir}
 	api := env.ControlPlane.GetAPIServer()
 	// Both binaries are taken from dir; envtest would otherwise prefer KUBEBUILDER_ASSETS,
@@ -65,12 +73,13 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		env.Stop()
 		return nil, fmt.Errorf("start envtest (etcd + kube-apiserver from %s): %w", dir, err)
 	}
-	cp = &ControlPlane{Config: cfg, Assets: dir, env: env}
+	started := &ControlPlane{Config: cfg, Assets: dir, env: env}
 	defer func() {
-		if err != nil {
-			cp.Stop()
+		if err != nil { // any failure below leaves nothing running (cp is nil by then)
+			started.Stop()
 		}
 	}()
+	cp = started
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -94,6 +103,7 @@ func (cp *ControlPlane) Stop() error {
 	}
 	env := cp.env
 	cp.env = nil
+	cp.stopRestarted()
 	return env.Stop()
 }
 

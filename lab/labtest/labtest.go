@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/pin"
+	"informer-lab/lab/procs"
 	"informer-lab/record"
 
 	"k8s.io/client-go/kubernetes"
@@ -410,53 +410,20 @@ func (p *labProcess) wait(t *testing.T, timeout time.Duration) ([]record.Record,
 	}
 }
 
-// BecomeSubreaper makes this test process the parent of any orphan its children leave (an
-// etcd or kube-apiserver a lab failed to stop), so CheckNoChildren can see them.
-// t may be nil (TestMain).
+// BecomeSubreaper makes this test process the parent of any orphan its children leave, so
+// CheckNoChildren can see them. t may be nil (TestMain).
 func BecomeSubreaper(t *testing.T) {
-	const prSetChildSubreaper = 36
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 && t != nil {
-		t.Logf("cannot become a child subreaper (%v): leftover processes go unnoticed", errno)
+	if err := procs.BecomeSubreaper(); err != nil && t != nil {
+		t.Logf("%v: leftover processes go unnoticed", err)
 	}
 }
 
 // CheckNoChildren fails if a child of this process (or an orphan it adopted) is still running.
 func CheckNoChildren(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := Children()
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("processes left behind: %s", strings.Join(left, "; "))
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	if left := procs.WaitNoChildren(5 * time.Second); len(left) > 0 {
+		t.Errorf("processes left behind: %s", strings.Join(left, "; "))
 	}
-}
-
-// Children lists the live (not zombie) children of this process as "pid cmdline".
-func Children() []string {
-	me := strconv.Itoa(os.Getpid())
-	entries, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range entries {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
-		if len(f) < 2 || f[1] != me || f[0] == "Z" {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-	}
-	return out
 }
 
 type testWriter struct{ t *testing.T }

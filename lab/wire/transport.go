@@ -4,6 +4,7 @@ package wire
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -162,9 +163,14 @@ func (t *transport) decodeWatch(pr *io.PipeReader, info runtime.SerializerInfo) 
 	for {
 		typ, obj, err := dec.Decode()
 		if err != nil {
-			// io.EOF and "closed pipe" mean the stream ended; anything else is a real decoding
-			// problem worth a line, since the client saw those bytes too.
-			if err != io.EOF && !strings.Contains(err.Error(), "closed pipe") && !strings.Contains(err.Error(), "context canceled") {
+			switch {
+			case err == io.EOF || strings.Contains(err.Error(), "closed pipe") || strings.Contains(err.Error(), "context canceled"):
+				// the stream ended: the server's timeout, or the client stopped watching
+			case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "unexpected EOF"):
+				// the connection broke mid-stream: the server went away; the reflector will watch again
+				t.out.Setup(t.tag, record.StepBroken, "watch stream broken", err.Error())
+			default:
+				// a real decoding problem, worth a line, since the client read those bytes too
 				t.out.Setup(t.tag, record.StepFault, "watch stream decode", err.Error())
 			}
 			return

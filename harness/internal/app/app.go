@@ -18,17 +18,15 @@ import (
 	"informer-lab/compare/analysis"
 	"informer-lab/compare/report"
 	"informer-lab/harness/internal/labproc"
-	"informer-lab/lab/controlplane"
 	"informer-lab/lab/mutator"
+	"informer-lab/lab/reaper"
 	"informer-lab/lab/wire"
 	"informer-lab/record"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Exit codes: compare's 0 (verdict holds) and 1 (it does not), 2 for bad input, 3 when the
@@ -44,11 +42,14 @@ var watchers = []string{"A", "B"}
 var eventOf = map[mutator.Op]string{mutator.Create: "ADDED", mutator.Update: "MODIFIED", mutator.Delete: "DELETED"}
 
 type options struct {
-	root, out, labs, kubeconfig, serverVersion, serverGates string
-	seed                                                    int64
-	minWrites, seedObjects                                  int
-	interval, syncTimeout                                   time.Duration
+	root, out, labs, kubeconfig, serverVersion, serverGates, fault string
+	seed                                                           int64
+	minWrites, seedObjects                                         int
+	interval, syncTimeout, stopGrace                               time.Duration
 }
+
+// usageError marks bad input: exit code 2.
+type usageError struct{ error }
 
 // Run is the harness's main; it returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -63,6 +64,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	runDir, code, err := run(ctx, o, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
+		if errors.As(err, new(usageError)) {
+			code = exitUsage
+		}
 	}
 	if runDir != "" {
 		fmt.Fprintf(stderr, "run directory: %s\n", runDir)
@@ -78,21 +82,26 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&o.labs, "labs", "", "comma-separated lab modules to run (default: every client-v* module)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "use this cluster instead of envtest; the harness then works only in a namespace of its own, which it creates and deletes")
-	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13)")
+	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13; others must be provisioned with make envtest K8S_VERSION=...)")
 	fs.StringVar(&o.serverGates, "server-feature-gates", "", `kube-apiserver --feature-gates for envtest, e.g. "WatchList=false"`)
+	fs.StringVar(&o.fault, "fault", "", "inject a fault half-way through the writes: "+strings.Join(faultNames(), ", "))
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scenario (same seed, same writes)")
 	fs.IntVar(&o.minWrites, "min-writes", 2, "at least this many creates, updates and deletes")
 	fs.IntVar(&o.seedObjects, "seed-objects", 3, "ConfigMaps that exist before the labs start (their initial sync delivers them)")
 	fs.DurationVar(&o.interval, "interval", 200*time.Millisecond, "time between writes (3s is the original lab's pace)")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 90*time.Second, "how long labs may take to sync, and watchers to deliver the writes")
+	fs.DurationVar(&o.stopGrace, "stop-grace", 10*time.Second, "how long a lab may take to stop after SIGINT before it is killed")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
 	}
-	if o.interval <= 0 || o.minWrites < 1 || o.seedObjects < 0 {
-		return o, fmt.Errorf("-interval must be positive, -min-writes at least 1, -seed-objects not negative")
+	if o.interval <= 0 || o.minWrites < 1 || o.seedObjects < 0 || o.syncTimeout <= 0 || o.stopGrace <= 0 {
+		return o, fmt.Errorf("-interval, -sync-timeout and -stop-grace must be positive, -min-writes at least 1, -seed-objects not negative")
+	}
+	if _, ok := faults[o.fault]; o.fault != "" && !ok {
+		return o, fmt.Errorf("unknown -fault %q: the faults are %s", o.fault, strings.Join(faultNames(), ", "))
 	}
 	if o.root == "" {
 		root, err := findRoot()
@@ -107,7 +116,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir string, code int, err error) {
+func faultNames() []string {
+	names := make([]string, 0, len(faults))
+	for n := range faults {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// run is make compare, in order: build the labs, start a server, attach the labs, write,
+// check what they saw against a fresh LIST, stop everything, and compare.
+func run(parent context.Context, o options, stdout, stderr io.Writer) (runDir string, code int, err error) {
 	labDirs, err := labModules(o.root, o.labs)
 	if err != nil {
 		return "", exitUsage, err
@@ -129,13 +149,38 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 		}
 	}()
 
+	// A run ends early on Ctrl-C, or when the monitor sees etcd, kube-apiserver or a lab die.
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	failed := func(what string, err error) error {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", what, cause)
+		}
+		return fmt.Errorf("%s: %w", what, err)
+	}
+
+	// If the harness itself is killed (SIGKILL skips every defer), the reaper kills etcd and
+	// kube-apiserver; the labs die with the harness by their parent-death signal.
+	rp, err := reaper.Start()
+	if err != nil {
+		return runDir, exitRun, err
+	}
+	defer rp.Close()
+
 	tmp, err := os.MkdirTemp("", "informer-lab-harness-")
 	if err != nil {
 		return runDir, exitRun, err
 	}
 	defer os.RemoveAll(tmp) // the kubeconfig and the lab binaries: not part of the run
 
-	// 1. Build every lab outside the workspace, so each links its own pin.
+	// 1. One server for everyone: envtest, or the user's cluster (first: bad input fails fast).
+	t, err := server(ctx, o, tmp, out, rp, say)
+	if err != nil {
+		return runDir, exitRun, err
+	}
+	defer t.stop()
+	out.Setup("", "kubeconfig", t.kubeconfig, "the labs' credentials: owner-only, outside the run directory, deleted at the end when the harness wrote it")
+	// 2. Build every lab outside the workspace, so each links its own pin.
 	type lab struct{ name, bin, clientGo string }
 	var labs []lab
 	for _, dir := range labDirs {
@@ -150,13 +195,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 		labs = append(labs, lab{name, bin, cg})
 	}
 
-	// 2. One server for everyone: envtest, or the user's cluster.
-	cfg, kubeconfig, ns, stopServer, err := server(ctx, o, tmp, out, say)
-	if err != nil {
-		return runDir, exitRun, err
-	}
-	defer stopServer()
-	mutCfg := rest.CopyConfig(cfg)
+	mutCfg := rest.CopyConfig(t.cfg)
 	mutCfg.Wrap(wire.Wrap("MUT", out))
 	cs, err := kubernetes.NewForConfig(mutCfg)
 	if err != nil {
@@ -164,34 +203,48 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 	}
 	for i := 1; i <= o.seedObjects; i++ {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("seed-cm-%d", i)}, Data: map[string]string{"seed": "true"}}
-		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		if _, err := cs.CoreV1().ConfigMaps(t.namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			return runDir, exitRun, fmt.Errorf("seed ConfigMaps: %w", err)
 		}
 	}
 
 	// 3. Every lab attached, each its own process, records streamed into the run directory.
 	var procs []*labproc.Proc
-	defer func() {
+	stopLabs := func() {
 		for _, p := range procs {
-			if serr := p.Stop(15 * time.Second); serr != nil {
+			if serr := p.Stop(o.stopGrace); serr != nil {
+				out.Setup("", record.StepFault, "lab stop", serr.Error())
 				say("%v", serr)
 			}
 		}
-	}()
+		procs = nil
+	}
+	defer stopLabs()
 	for _, l := range labs {
-		args := []string{"-kubeconfig", kubeconfig, "-records", "-", "-name", l.name}
+		args := []string{"-kubeconfig", t.kubeconfig, "-records", "-", "-name", l.name}
 		if o.kubeconfig != "" {
-			args = append(args, "-namespace", ns)
+			args = append(args, "-namespace", t.namespace)
 		}
 		p, err := labproc.Start(l.name, l.bin, args, filepath.Join(runDir, l.name+".jsonl"), filepath.Join(runDir, l.name+".stderr"))
 		if err != nil {
 			return runDir, exitRun, err
 		}
+		rp.Watch(p.PID(), "lab "+l.name)
 		procs = append(procs, p)
 	}
+	mon := &monitor{cancel: cancel, cp: t.cp, procs: procs}
+	if t.cp != nil {
+		mon.etcdPID, _ = t.cp.EtcdPID()
+	}
+	monCtx, cancelMonitor := context.WithCancel(ctx)
+	monDone := make(chan struct{})
+	go func() { mon.watch(monCtx); close(monDone) }()
+	stopMonitor := func() { cancelMonitor(); <-monDone } // returns once it can cancel nothing more
+	defer stopMonitor()
+
 	start := time.Now()
 	if err := waitFor(ctx, procs, o.syncTimeout, func(p *labproc.Proc) bool { return p.Synced(watchers...) }); err != nil {
-		return runDir, exitRun, fmt.Errorf("waiting for the labs' informers to sync: %w", err)
+		return runDir, exitRun, failed("waiting for the labs' informers to sync", err)
 	}
 	say("all %d labs synced (%d watchers) in %s", len(procs), len(procs)*len(watchers), time.Since(start).Round(time.Millisecond))
 
@@ -203,32 +256,43 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 		if i > 0 {
 			select {
 			case <-ctx.Done():
-				return runDir, exitRun, fmt.Errorf("interrupted during the writes: %w", ctx.Err())
+				return runDir, exitRun, failed("during the writes", ctx.Err())
 			case <-time.After(o.interval):
 			}
 		}
-		rv, err := mutator.Apply(ctx, cs, ns, s)
-		out.Write(mutator.Record(ns, s, rv, err))
-		if err != nil {
-			return runDir, exitRun, err
+		if o.fault != "" && i == len(steps)/2 {
+			if err := inject(ctx, o.fault, t, mon, procs, rp, out, say); err != nil {
+				return runDir, exitRun, failed("injecting "+o.fault, err)
+			}
 		}
-		events = append(events, labproc.Key(eventOf[s.Op], ns, s.Name))
+		rv, err := mutator.Apply(ctx, cs, t.namespace, s)
+		out.Write(mutator.Record(t.namespace, s, rv, err))
+		if err != nil {
+			return runDir, exitRun, failed("write", err)
+		}
+		events = append(events, labproc.Key(eventOf[s.Op], t.namespace, s.Name))
 	}
 	out.Setup("", record.StepWriteDone, fmt.Sprint(len(steps)), "")
 	if err := waitFor(ctx, procs, o.syncTimeout, func(p *labproc.Proc) bool { return p.Missing(events, watchers...) == 0 }); err != nil {
+		if ctx.Err() != nil {
+			return runDir, exitRun, failed("waiting for the writes to arrive", err)
+		}
 		// Not fatal: compare shows exactly which watcher missed what.
 		out.Setup("", record.StepFault, "writes not delivered", err.Error())
 		say("not every watcher delivered every write: %v", err)
 	}
 
-	// 5. Stop the labs (their logs end cleanly), then the server, then read what they saw.
-	for _, p := range procs {
-		if serr := p.Stop(15 * time.Second); serr != nil {
-			out.Setup("", record.StepFault, "lab stop", serr.Error())
-		}
+	// 5. What the server holds now, for compare to check every informer's cache against.
+	list, err := cs.CoreV1().ConfigMaps(listNamespace(o, t)).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return runDir, exitRun, failed("fresh LIST", err)
 	}
-	procs = nil
-	stopServer()
+	out.Write(record.Record{Kind: record.Setup, Tag: "LIST", Step: record.StepStore, Value: "fresh LIST before the labs stop", RV: list.ResourceVersion, Items: listItems(list)})
+
+	// 6. Stop the labs (their logs end cleanly), then the server, then read what they saw.
+	stopMonitor()
+	stopLabs()
+	t.stop()
 	out.Setup("", record.StepStopped, "run complete", "")
 
 	r, err := analysis.LoadRun(runDir)
@@ -254,62 +318,23 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 	return runDir, rep.ExitCode(), nil
 }
 
-// server starts envtest, or connects to the user's cluster, and returns a config, a kubeconfig
-// path for the labs, the namespace to write in, and how to stop (idempotent).
-func server(ctx context.Context, o options, tmp string, out *record.Writer, say func(string, ...any)) (*rest.Config, string, string, func(), error) {
+// listNamespace is what the labs watch: every namespace on envtest, the run's own on a cluster.
+func listNamespace(o options, t *target) string {
 	if o.kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
-		if err != nil {
-			return nil, "", "", nil, fmt.Errorf("kubeconfig %s does not load: %w", o.kubeconfig, err)
-		}
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return nil, "", "", nil, err
-		}
-		v, err := cs.Discovery().ServerVersion()
-		if err != nil {
-			return nil, "", "", nil, fmt.Errorf("cluster of %s does not answer: %w", o.kubeconfig, err)
-		}
-		ns := "informer-lab-" + rand.String(5)
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			return nil, "", "", nil, fmt.Errorf("create namespace %s: %w", ns, err)
-		}
-		say("attached to %s (%s); working only in namespace %s", cfg.Host, v.GitVersion, ns)
-		out.Setup("", record.StepServer, v.GitVersion, "cluster")
-		stop := func() {
-			if cs == nil {
-				return
-			}
-			cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-			cs = nil
-		}
-		return cfg, o.kubeconfig, ns, stop, nil
+		return t.namespace
 	}
-	start := time.Now()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, FeatureGates: o.serverGates, Progress: stderrWriter{say}})
-	if err != nil {
-		return nil, "", "", nil, err
-	}
-	say("envtest control plane %s up in %s", cp.ServerVersion, time.Since(start).Round(time.Millisecond))
-	out.Setup("", record.StepServer, cp.ServerVersion, o.serverGates)
-	kc, err := cp.AdminKubeconfig("informer-lab")
-	if err != nil {
-		cp.Stop()
-		return nil, "", "", nil, err
-	}
-	path := filepath.Join(tmp, "kubeconfig")
-	if err := os.WriteFile(path, kc, 0o600); err != nil {
-		cp.Stop()
-		return nil, "", "", nil, err
-	}
-	return cp.Config, path, "default", func() { cp.Stop(); os.Remove(path) }, nil
+	return ""
 }
 
-type stderrWriter struct{ say func(string, ...any) }
-
-func (w stderrWriter) Write(p []byte) (int, error) {
-	w.say("%s", strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+func listItems(l *corev1.ConfigMapList) []record.Item {
+	items := []record.Item{}
+	for _, cm := range l.Items {
+		items = append(items, record.Item{Namespace: cm.Namespace, Name: cm.Name, RV: cm.ResourceVersion})
+	}
+	sort.Slice(items, func(i, j int) bool {
+		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
+	})
+	return items
 }
 
 // waitFor polls until cond holds for every lab, a lab exits, ctx ends or timeout passes.
@@ -336,74 +361,6 @@ func waitFor(ctx context.Context, procs []*labproc.Proc, timeout time.Duration, 
 		case <-deadline:
 			return fmt.Errorf("timed out after %s waiting for %s", timeout, strings.Join(pending, ", "))
 		case <-tick.C:
-		}
-	}
-}
-
-// labModules lists the lab module directories to run: client-v* directories with a go.mod.
-func labModules(root, only string) ([]string, error) {
-	all, _ := filepath.Glob(filepath.Join(root, "client-v*", "go.mod"))
-	var dirs []string
-	known := map[string]string{}
-	for _, gm := range all {
-		dir := filepath.Dir(gm)
-		known[filepath.Base(dir)] = dir
-	}
-	if only == "" {
-		for _, d := range known {
-			dirs = append(dirs, d)
-		}
-	} else {
-		for _, name := range strings.Split(only, ",") {
-			d, ok := known[strings.TrimSpace(name)]
-			if !ok {
-				names := make([]string, 0, len(known))
-				for n := range known {
-					names = append(names, n)
-				}
-				sort.Strings(names)
-				return nil, fmt.Errorf("unknown lab %q: the labs are %s", name, strings.Join(names, ", "))
-			}
-			dirs = append(dirs, d)
-		}
-	}
-	if len(dirs) == 0 {
-		return nil, fmt.Errorf("no client-v*/go.mod under %s", root)
-	}
-	sort.Strings(dirs)
-	return dirs, nil
-}
-
-// newRunDir makes out/<timestamp>, never reusing an existing directory.
-func newRunDir(parent string) (string, error) {
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return "", err
-	}
-	base := filepath.Join(parent, time.Now().Format("20060102-150405"))
-	dir := base
-	for i := 2; ; i++ {
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !os.IsExist(err) {
-			return "", err
-		}
-		dir = fmt.Sprintf("%s-%d", base, i)
-	}
-}
-
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.work above %s: run from the informer-lab repository or pass -root", dir)
 		}
 	}
 }

@@ -15,10 +15,14 @@ import (
 
 	"informer-lab/compare/analysis"
 	"informer-lab/lab/labtest"
+	"informer-lab/lab/reaper"
 	"informer-lab/record"
 )
 
 func TestMain(m *testing.M) {
+	if reaper.IsReaper() { // app.Run starts this test binary again as its reaper
+		os.Exit(reaper.Run())
+	}
 	// Orphans of anything these tests start are re-parented to this process, so a test can
 	// see an etcd, kube-apiserver or lab that outlived the run.
 	labtest.BecomeSubreaper(nil)

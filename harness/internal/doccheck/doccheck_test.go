@@ -10,10 +10,18 @@ import (
 
 	"informer-lab/harness/internal/app"
 	"informer-lab/harness/internal/labproc"
+	"informer-lab/lab/reaper"
 	"informer-lab/record"
 )
 
 const root = "../../.."
+
+func TestMain(m *testing.M) {
+	if reaper.IsReaper() { // app.Run starts this test binary again as its reaper
+		os.Exit(reaper.Run())
+	}
+	os.Exit(m.Run())
+}
 
 // Every log excerpt in README.md and HOW-IT-WORKS.md must still be a line the project prints:
 // this runs make compare's harness and each lab alone, for real, and looks each excerpt up

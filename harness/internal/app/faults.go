@@ -1,0 +1,119 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"informer-lab/harness/internal/labproc"
+	"informer-lab/lab/controlplane"
+	"informer-lab/lab/reaper"
+	"informer-lab/record"
+)
+
+// Faults the harness injects on purpose (-fault), half-way through the writes.
+var faults = map[string]string{
+	"kill-apiserver": "SIGKILL kube-apiserver, restart it over the same etcd; every lab must reconnect and end with its caches equal to a fresh LIST",
+	"kill-etcd":      "SIGKILL etcd; the run must stop with an error that names etcd",
+	"crash-lab":      "SIGKILL the first lab; the run must stop naming it, keeping every log",
+	"hang-lab":       "SIGSTOP the first lab; the harness must give up on it after -sync-timeout, name it, and kill it",
+}
+
+// monitor watches etcd, kube-apiserver and the labs while a run is under way: the first
+// unexpected exit cancels the run with a cause that names the process.
+type monitor struct {
+	cancel  context.CancelCauseFunc
+	cp      *controlplane.ControlPlane
+	etcdPID int
+	procs   []*labproc.Proc
+
+	mu         sync.Mutex
+	expectDown bool // kube-apiserver is down on purpose (an injected restart)
+}
+
+func (m *monitor) setExpectDown(v bool) {
+	m.mu.Lock()
+	m.expectDown = v
+	m.mu.Unlock()
+}
+
+func (m *monitor) watch(ctx context.Context) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if m.etcdPID > 0 && !controlplane.Alive(m.etcdPID) {
+			m.cancel(fmt.Errorf("etcd (pid %d) exited during the run: kube-apiserver cannot serve without it", m.etcdPID))
+			return
+		}
+		m.mu.Lock()
+		down := m.expectDown
+		m.mu.Unlock()
+		if m.cp != nil && !down && !m.cp.APIServerAlive() {
+			m.cancel(errors.New("kube-apiserver exited during the run"))
+			return
+		}
+		for _, p := range m.procs {
+			if msg := p.Exited(); msg != "" {
+				m.cancel(fmt.Errorf("lab %s", msg))
+				return
+			}
+		}
+	}
+}
+
+// inject makes the fault happen and, for kill-apiserver, recovers from it.
+func inject(ctx context.Context, fault string, t *target, m *monitor, procs []*labproc.Proc, rp *reaper.Reaper, out *record.Writer, say func(string, ...any)) error {
+	out.Setup("", record.StepInjected, fault, faults[fault])
+	say("injecting fault %s: %s", fault, faults[fault])
+	switch fault {
+	case "kill-apiserver":
+		if t.cp == nil {
+			return usageError{errors.New("-fault kill-apiserver needs the envtest server (not -kubeconfig)")}
+		}
+		m.setExpectDown(true)
+		start := time.Now()
+		if err := t.cp.KillAPIServer(); err != nil {
+			return err
+		}
+		// Long enough for every reflector to notice its broken stream and retry.
+		time.Sleep(2 * time.Second)
+		if err := t.cp.RestartAPIServer(ctx); err != nil {
+			return err
+		}
+		if pid, err := t.cp.APIServerPID(); err == nil {
+			rp.Watch(pid, "kube-apiserver (restarted)")
+		}
+		m.setExpectDown(false)
+		down := time.Since(start).Round(time.Millisecond)
+		out.Setup("", record.StepRecovered, "kube-apiserver restarted", fmt.Sprintf("down %s; same port, certificates and etcd", down))
+		say("kube-apiserver back after %s", down)
+	case "kill-etcd":
+		if t.cp == nil {
+			return usageError{errors.New("-fault kill-etcd needs the envtest server (not -kubeconfig)")}
+		}
+		if err := syscall.Kill(m.etcdPID, syscall.SIGKILL); err != nil {
+			return err
+		}
+		// The monitor notices and ends the run with a cause that names etcd; wait for it, so
+		// the error says that rather than whichever request failed first.
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(5 * time.Second):
+			return errors.New("etcd was killed but the monitor did not notice within 5s")
+		}
+	case "crash-lab":
+		return syscall.Kill(procs[0].PID(), syscall.SIGKILL)
+	case "hang-lab":
+		return syscall.Kill(procs[0].PID(), syscall.SIGSTOP)
+	}
+	return nil
+}

@@ -1,0 +1,258 @@
+// Package reliability is the suite that runs the harness and the labs into faults, bad input
+// and long runs, as real processes, and checks what a user would: the exit code, a clear
+// one-line error, the logs kept, and no process left behind.
+package reliability
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"informer-lab/harness/internal/labproc"
+	"informer-lab/lab/procs"
+	"informer-lab/record"
+)
+
+// Env is what the scenarios run: the harness binary, lab binaries, and where runs go.
+type Env struct {
+	Root    string // repository root
+	Harness string // harness binary
+	Compare string // compare binary
+	Labs    map[string]string
+	Out     string // parent of the run directories
+	Tmp     string
+	Soak    time.Duration // how long each lab runs alone in the long-run scenario
+}
+
+// Result is one scenario's outcome.
+type Result struct {
+	Name, Group, Expected, Observed string
+	Pass                            bool
+	Took                            time.Duration
+}
+
+// Scenario is one check.
+type Scenario struct {
+	Name, Group, Expected string
+	Run                   func(ctx context.Context, e *Env) (observed string, err error)
+}
+
+// Prepare builds the harness and every lab module (GOWORK=off) into tmp.
+func Prepare(ctx context.Context, root, tmp string) (*Env, error) {
+	e := &Env{Root: root, Labs: map[string]string{}, Out: filepath.Join(tmp, "out"), Tmp: tmp, Soak: time.Minute}
+	e.Harness = filepath.Join(tmp, "harness")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", e.Harness, ".")
+	cmd.Dir = filepath.Join(root, "harness")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build harness: %w\n%s", err, out)
+	}
+	e.Compare = filepath.Join(tmp, "compare")
+	cmd = exec.CommandContext(ctx, "go", "build", "-o", e.Compare, ".")
+	cmd.Dir = filepath.Join(root, "compare")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build compare: %w\n%s", err, out)
+	}
+	for _, lab := range []string{"client-v031", "client-v032"} {
+		bin, _, err := labproc.Build(ctx, filepath.Join(root, lab), tmp)
+		if err != nil {
+			return nil, err
+		}
+		e.Labs[lab] = bin
+	}
+	return e, nil
+}
+
+// RunAll runs the scenarios one after another (they share two cores), printing progress.
+func RunAll(ctx context.Context, e *Env, scenarios []Scenario, progress io.Writer) []Result {
+	var results []Result
+	for i, s := range scenarios {
+		fmt.Fprintf(progress, "[%d/%d] %s: %s ... ", i+1, len(scenarios), s.Group, s.Name)
+		start := time.Now()
+		observed, err := s.Run(ctx, e)
+		// Whatever the scenario did, nothing it started may outlive it.
+		if left := procs.WaitNoChildren(10 * time.Second); len(left) > 0 {
+			if err == nil {
+				err = fmt.Errorf("processes left behind: %s", strings.Join(left, "; "))
+			}
+			for _, l := range left {
+				var pid int
+				fmt.Sscanf(l, "%d", &pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		r := Result{Name: s.Name, Group: s.Group, Expected: s.Expected, Observed: observed, Pass: err == nil, Took: time.Since(start)}
+		if err != nil {
+			r.Observed = strings.TrimSpace(observed + " FAILED: " + err.Error())
+		}
+		fmt.Fprintf(progress, "%s (%s)\n", map[bool]string{true: "pass", false: "FAIL"}[r.Pass], r.Took.Round(time.Second))
+		results = append(results, r)
+	}
+	return results
+}
+
+// proc is a finished (or killed) process's output.
+type proc struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs bin with args to completion (bounded by timeout).
+func run(ctx context.Context, timeout time.Duration, bin string, args ...string) proc {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = 20 * time.Second
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	p := proc{stdout: o.String(), stderr: e.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		p.code = ee.ExitCode()
+	} else if err != nil {
+		p.code = -1
+		p.stderr += "\n" + err.Error()
+	}
+	return p
+}
+
+var panicked = regexp.MustCompile(`(?m)^(panic:|goroutine \d+ \[)`)
+
+// badInput checks the answer to bad input: the wanted exit code, one line on stderr starting
+// "error:" that contains want, and no panic.
+func badInput(p proc, code int, want string) (string, error) {
+	lines := nonEmpty(p.stderr)
+	var errLines []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "error:") {
+			errLines = append(errLines, l)
+		}
+	}
+	observed := fmt.Sprintf("exit %d", p.code)
+	if len(errLines) > 0 {
+		observed += ": " + clip(errLines[0], 160)
+	}
+	switch {
+	case panicked.MatchString(p.stderr):
+		return observed, fmt.Errorf("panicked")
+	case p.code != code:
+		return observed, fmt.Errorf("exit %d, want %d; stderr: %s", p.code, code, clip(p.stderr, 400))
+	case len(errLines) != 1:
+		return observed, fmt.Errorf("want exactly one error line, got %d: %s", len(errLines), clip(p.stderr, 400))
+	case !strings.Contains(errLines[0], want):
+		return observed, fmt.Errorf("error line lacks %q", want)
+	}
+	return observed, nil
+}
+
+func nonEmpty(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// runDir returns the run directory a harness printed on its last stderr line.
+func runDir(p proc) string {
+	for _, l := range nonEmpty(p.stderr) {
+		if d, ok := strings.CutPrefix(l, "run directory: "); ok {
+			return strings.TrimSpace(d)
+		}
+	}
+	return ""
+}
+
+// credentialMarks are what key material, certificates and tokens look like in a file.
+var credentialMarks = []string{"PRIVATE KEY", "BEGIN CERTIFICATE", "LS0tLS1CRUdJTi", "client-key-data", "client-certificate-data", "Bearer ", "Authorization"}
+
+// scanCredentials returns the files under dir that hold credential material.
+func scanCredentials(dir string) []string {
+	var bad []string
+	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(path)
+		for _, m := range credentialMarks {
+			if bytes.Contains(b, []byte(m)) {
+				bad = append(bad, fmt.Sprintf("%s (%q)", path, m))
+			}
+		}
+		return nil
+	})
+	return bad
+}
+
+// startUntil starts bin and returns once a line of its output contains marker: a line of
+// stderr, or of stdout when the marker starts with "stdout:".
+func startUntil(ctx context.Context, bin string, marker string, timeout time.Duration, args ...string) (*exec.Cmd, *bytes.Buffer, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stderr io.Reader
+	var err error
+	if m, ok := strings.CutPrefix(marker, "stdout:"); ok {
+		marker = m
+		stderr, err = cmd.StdoutPipe()
+		cmd.Stderr = io.Discard
+	} else {
+		stderr, err = cmd.StderrPipe()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var seen bytes.Buffer
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	found := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		ok := false
+		for sc.Scan() {
+			seen.WriteString(sc.Text() + "\n")
+			if !ok && strings.Contains(sc.Text(), marker) {
+				ok = true
+				found <- true
+			}
+		}
+		if !ok {
+			found <- false
+		}
+	}()
+	select {
+	case ok := <-found:
+		if !ok {
+			cmd.Wait()
+			return cmd, &seen, fmt.Errorf("%s ended before printing %q", filepath.Base(bin), marker)
+		}
+		return cmd, &seen, nil
+	case <-time.After(timeout):
+		cmd.Process.Kill()
+		cmd.Wait()
+		return cmd, &seen, fmt.Errorf("%s did not print %q within %s", filepath.Base(bin), marker, timeout)
+	}
+}
+
+// readLog reads a run's JSON-lines log, as compare would.
+func readLog(path string) ([]record.Record, error) { return record.ReadFile(path) }

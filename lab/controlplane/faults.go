@@ -1,0 +1,132 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// EtcdPID returns the process id of this control plane's etcd.
+func (cp *ControlPlane) EtcdPID() (int, error) {
+	if cp == nil || cp.env == nil {
+		return 0, fmt.Errorf("control plane not running")
+	}
+	etcd := cp.env.ControlPlane.Etcd
+	return FindPID("/proc", etcd.Path, "--listen-client-urls="+etcd.URL.String())
+}
+
+// Alive reports whether process pid exists and is not a zombie.
+func Alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// KillAPIServer kills kube-apiserver with SIGKILL, the way a crash or an OOM kill ends it,
+// and returns once it is gone. etcd keeps running; RestartAPIServer brings the apiserver back.
+func (cp *ControlPlane) KillAPIServer() error {
+	pid, err := cp.apiserverPID()
+	if err != nil {
+		return err
+	}
+	if cp.restartArgs == nil {
+		raw, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "cmdline"))
+		if err != nil {
+			return fmt.Errorf("read kube-apiserver's command line: %w", err)
+		}
+		cp.restartArgs = strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill kube-apiserver (pid %d): %w", pid, err)
+	}
+	if cp.restarted != nil && cp.restarted.Process.Pid == pid {
+		cp.restarted = nil // its Wait goroutine reaps it
+	}
+	for deadline := time.Now().Add(10 * time.Second); Alive(pid); {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kube-apiserver (pid %d) still running 10s after SIGKILL", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// RestartAPIServer starts kube-apiserver again with the arguments it had (same port, same
+// certificates, same etcd), so clients reconnect to the same address with the same
+// credentials, and waits until it answers.
+func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
+	if cp.restartArgs == nil {
+		return fmt.Errorf("kube-apiserver was not killed: nothing to restart")
+	}
+	cmd := exec.Command(cp.restartArgs[0], cp.restartArgs[1:]...)
+	// Dies with this process, whatever ends it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("restart kube-apiserver: %w", err)
+	}
+	cp.restarted = cmd
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	cs, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			cp.restarted = nil
+			return fmt.Errorf("restarted kube-apiserver exited: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline:
+			return fmt.Errorf("restarted kube-apiserver not ready within 60s")
+		case <-tick.C:
+			if body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err == nil && string(body) == "ok" {
+				return nil
+			}
+		}
+	}
+}
+
+// APIServerAlive reports whether the control plane's kube-apiserver process is running.
+func (cp *ControlPlane) APIServerAlive() bool {
+	pid, err := cp.apiserverPID()
+	return err == nil && Alive(pid)
+}
+
+func (cp *ControlPlane) apiserverPID() (int, error) {
+	if cp.restarted != nil {
+		return cp.restarted.Process.Pid, nil
+	}
+	return cp.APIServerPID()
+}
+
+// stopRestarted stops a kube-apiserver this package restarted: SIGTERM, then SIGKILL.
+func (cp *ControlPlane) stopRestarted() {
+	if cp.restarted == nil {
+		return
+	}
+	p := cp.restarted.Process
+	cp.restarted = nil
+	p.Signal(syscall.SIGTERM)
+	for deadline := time.Now().Add(10 * time.Second); Alive(p.Pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.Kill()
+			break
+		}
+	}
+}

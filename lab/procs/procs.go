@@ -1,0 +1,64 @@
+// Package procs finds processes left behind: a process that becomes a child subreaper adopts
+// the orphans of its descendants, so an etcd, kube-apiserver or lab that outlived whatever
+// started it shows up as its child.
+package procs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// BecomeSubreaper makes orphans of this process's descendants its children (Linux).
+func BecomeSubreaper() error {
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		return fmt.Errorf("cannot become a child subreaper: %v", errno)
+	}
+	return nil
+}
+
+// Children lists the live children of this process as "pid cmdline", reaping zombies it adopted.
+func Children() []string {
+	me := strconv.Itoa(os.Getpid())
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+		if len(f) < 2 || f[1] != me {
+			continue
+		}
+		if f[0] == "Z" {
+			if pid, err := strconv.Atoi(e.Name()); err == nil {
+				var ws syscall.WaitStatus
+				syscall.Wait4(pid, &ws, syscall.WNOHANG, nil) // an adopted orphan: reap it
+			}
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, e.Name()+" "+strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
+	}
+	return out
+}
+
+// WaitNoChildren waits up to timeout for every child to be gone and returns those left.
+func WaitNoChildren(timeout time.Duration) []string {
+	deadline := time.Now().Add(timeout)
+	for {
+		left := Children()
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,114 @@
+// Package reaper stops what a lab or the harness started when it is itself killed: SIGKILL
+// skips every defer, and envtest's etcd and kube-apiserver run in process groups of their own.
+// A small child process (the same binary again) holds the list of processes and kills them
+// when its pipe from its parent closes without a goodbye.
+package reaper
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+const envVar = "INFORMER_LAB_REAPER"
+
+// IsReaper reports whether this process was started as a reaper.
+func IsReaper() bool { return os.Getenv(envVar) != "" }
+
+// Reaper is a process's handle on its reaper.
+type Reaper struct {
+	mu  sync.Mutex
+	cmd *exec.Cmd
+	in  io.WriteCloser
+}
+
+// Start runs this executable again as a reaper.
+func Start() (*Reaper, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("start reaper: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), envVar+"=1")
+	cmd.Stderr = os.Stderr
+	// Its own process group: a Ctrl-C meant for its parent must not end the reaper first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start reaper: %w", err)
+	}
+	return &Reaper{cmd: cmd, in: in}, nil
+}
+
+// Watch adds a process to kill if its parent dies. Its command line is remembered, so that a
+// pid reused by an unrelated process is never killed.
+func (r *Reaper) Watch(pid int, what string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.in, "%d %s %s\n", pid, strconv.Quote(cmdline(pid)), strconv.Quote(what))
+}
+
+// Close tells the reaper its parent stopped everything itself, and waits for it to exit.
+func (r *Reaper) Close() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	io.WriteString(r.in, "done\n")
+	r.in.Close()
+	r.cmd.Wait()
+}
+
+// Run is the reaper's main: it returns when its parent said goodbye, or after killing what
+// its parent left when its pipe closed without one.
+func Run() int {
+	type proc struct {
+		pid           int
+		cmdline, what string
+	}
+	var procs []proc
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "done" {
+			return 0
+		}
+		var p proc
+		var cl, what string
+		if _, err := fmt.Sscanf(line, "%d %q %q", &p.pid, &cl, &what); err == nil {
+			p.cmdline, p.what = cl, what
+			procs = append(procs, p)
+		}
+	}
+	// The harness is gone without a goodbye: it was killed.
+	for _, p := range procs {
+		if cmdline(p.pid) != p.cmdline || p.cmdline == "" {
+			continue // already gone (or the pid now belongs to someone else)
+		}
+		syscall.Kill(p.pid, syscall.SIGKILL)
+		fmt.Fprintf(os.Stderr, "[reaper] the process that started %s (pid %d) died without stopping it: killed it\n", p.what, p.pid)
+	}
+	return 0
+}
+
+func cmdline(pid int) string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(string(b), "\x00")
+}
