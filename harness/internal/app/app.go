@@ -18,6 +18,7 @@ import (
 	"informer-lab/compare/analysis"
 	"informer-lab/compare/report"
 	"informer-lab/harness/internal/labproc"
+	"informer-lab/harness/internal/rundir"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/reaper"
 	"informer-lab/lab/wire"
@@ -104,7 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("unknown -fault %q: the faults are %s", o.fault, strings.Join(faultNames(), ", "))
 	}
 	if o.root == "" {
-		root, err := findRoot()
+		root, err := rundir.FindRoot()
 		if err != nil {
 			return o, err
 		}
@@ -132,7 +133,7 @@ func run(parent context.Context, o options, stdout, stderr io.Writer) (runDir st
 	if err != nil {
 		return "", exitUsage, err
 	}
-	runDir, err = newRunDir(o.out)
+	runDir, err = rundir.New(o.out, "", time.Now())
 	if err != nil {
 		return "", exitRun, err
 	}

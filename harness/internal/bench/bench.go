@@ -1,0 +1,201 @@
+// Package bench is make bench: kube-apiserver memory and sync time when K informers start at
+// once, LIST→WATCH (WatchListClient off) against streaming lists (on), same client-go, same
+// server, run after run.
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"informer-lab/harness/internal/rundir"
+)
+
+// The lab module every run starts: client-go v0.32.13, whose -watch-list flag picks the mode.
+const labModule = "client-v032"
+
+// Mode is how the informers sync: the WatchListClient gate, off or on.
+type Mode string
+
+const (
+	List      Mode = "list"      // gate off: LIST resourceVersion=0, then WATCH
+	Streaming Mode = "streaming" // gate on: one WATCH with sendInitialEvents=true
+)
+
+// Modes in the order each repeat runs them (A B A B ...).
+var Modes = []Mode{List, Streaming}
+
+// Gate is the lab's -watch-list value for m.
+func (m Mode) Gate() string {
+	if m == Streaming {
+		return "on"
+	}
+	return "off"
+}
+
+// Title is how tables and plots name m.
+func (m Mode) Title() string {
+	if m == Streaming {
+		return "streaming"
+	}
+	return "LIST→WATCH"
+}
+
+// Case is one seeded collection.
+type Case struct {
+	Name    string // "large", "small"
+	Objects int
+	Size    int64 // data bytes per ConfigMap
+}
+
+func (c Case) String() string {
+	return fmt.Sprintf("%s: %d ConfigMaps × %s (%s)", c.Name, c.Objects, FormatBytes(c.Size), FormatBytes(int64(c.Objects)*c.Size))
+}
+
+type options struct {
+	root, out, serverVersion, cases string
+	from                            string // re-render this run directory's results.json
+	ks                              []int
+	large, small                    Case
+	repeats, workers                int
+	interval, syncTimeout, settle   time.Duration
+	memFactor                       float64
+	overhead, docs, quick, fresh    bool
+}
+
+// Run is make bench's main; it returns the exit code: 0, 1 when the run failed, 2 for bad flags.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return 2
+	}
+	var runDir string
+	if o.from != "" {
+		runDir, err = rerender(o, stdout, stderr)
+	} else {
+		runDir, err = run(ctx, o, args, stdout, stderr)
+	}
+	if runDir != "" {
+		fmt.Fprintf(stderr, "run directory: %s\n", runDir)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	o := options{large: Case{Name: "large"}, small: Case{Name: "small"}}
+	var ks string
+	var largeKiB, smallKiB int
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and "+labModule+" (default: found from the working directory)")
+	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
+	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13)")
+	fs.StringVar(&o.cases, "cases", "large,small", "which collections to seed and measure: large, small or both")
+	fs.IntVar(&o.large.Objects, "large-count", 200, "ConfigMaps in the large-objects case")
+	fs.IntVar(&largeKiB, "large-kib", 512, "KiB of data per ConfigMap in the large-objects case (at most 1000: ConfigMaps are limited to 1 MiB)")
+	fs.IntVar(&o.small.Objects, "small-count", 20000, "ConfigMaps in the many-small-objects case")
+	fs.IntVar(&smallKiB, "small-kib", 1, "KiB of data per ConfigMap in the many-small-objects case")
+	fs.StringVar(&ks, "k", "1,4,8,16", "informers started at once, comma-separated (each 1 to 26)")
+	fs.IntVar(&o.repeats, "repeats", 3, "runs per mode and point; the modes alternate run after run")
+	fs.DurationVar(&o.interval, "interval", 20*time.Millisecond, "VmRSS sampling interval")
+	fs.DurationVar(&o.syncTimeout, "sync-timeout", 5*time.Minute, "how long one run's informers may take to sync")
+	fs.DurationVar(&o.settle, "settle", 30*time.Second, "at most this long waiting for the apiserver's memory to settle before a run")
+	fs.Float64Var(&o.memFactor, "mem-factor", 6, "memory guard: refuse when count × (size + 2 KiB) × max K × this exceeds MemAvailable")
+	fs.IntVar(&o.workers, "workers", 16, "concurrent creates while seeding")
+	fs.BoolVar(&o.overhead, "overhead", true, "also measure the harness's overhead: the largest K of the small case, streaming, with and without wire logging")
+	fs.BoolVar(&o.fresh, "fresh", true, "start each run on a fresh kube-apiserver process (killed and restarted on the same etcd, port and certificates); -fresh=false measures every run on one process")
+	fs.StringVar(&o.from, "from", "", "measure nothing: re-render the tables and plots (and docs/bench.md with -docs) from this run directory's results.json")
+	fs.BoolVar(&o.docs, "docs", false, "also write docs/bench.md and its plots from this run")
+	fs.BoolVar(&o.quick, "quick", false, "a run of about a minute: 50 × 512 KiB and 4000 × 1 KiB, K 1 and 8, 1 repeat (flags given explicitly still win)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
+	}
+	if o.quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		quick := map[string]func(){
+			"large-count": func() { o.large.Objects = 50 },
+			"small-count": func() { o.small.Objects = 4000 },
+			"k":           func() { ks = "1,8" },
+			"repeats":     func() { o.repeats = 1 },
+		}
+		for name, apply := range quick {
+			if !set[name] {
+				apply()
+			}
+		}
+	}
+	o.large.Size, o.small.Size = int64(largeKiB)<<10, int64(smallKiB)<<10
+	for _, f := range strings.Split(ks, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 || k > 26 {
+			return o, fmt.Errorf("-k: %q is not a number of informers from 1 to 26", f)
+		}
+		o.ks = append(o.ks, k)
+	}
+	switch {
+	case o.repeats < 1:
+		return o, fmt.Errorf("-repeats must be at least 1, got %d", o.repeats)
+	case o.large.Objects < 1 || o.small.Objects < 1:
+		return o, fmt.Errorf("-large-count and -small-count must be at least 1")
+	case largeKiB < 1 || largeKiB > 1000 || smallKiB < 1 || smallKiB > 1000:
+		return o, fmt.Errorf("-large-kib and -small-kib must be 1 to 1000 (a ConfigMap holds at most 1 MiB)")
+	case o.interval <= 0 || o.workers < 1 || o.memFactor <= 0:
+		return o, fmt.Errorf("-interval, -workers and -mem-factor must be positive")
+	}
+	if _, err := o.selected(); err != nil {
+		return o, err
+	}
+	if o.root == "" {
+		root, err := rundir.FindRoot()
+		if err != nil {
+			return o, err
+		}
+		o.root = root
+	}
+	if o.out == "" {
+		o.out = filepath.Join(o.root, "out")
+	}
+	return o, nil
+}
+
+// selected returns the cases -cases names, in that order.
+func (o options) selected() ([]Case, error) {
+	var cs []Case
+	for _, name := range strings.Split(o.cases, ",") {
+		switch strings.TrimSpace(name) {
+		case "large":
+			cs = append(cs, o.large)
+		case "small":
+			cs = append(cs, o.small)
+		default:
+			return nil, fmt.Errorf("-cases: unknown case %q (large, small)", name)
+		}
+	}
+	return cs, nil
+}
+
+func (o options) maxK() int {
+	m := 0
+	for _, k := range o.ks {
+		m = max(m, k)
+	}
+	return m
+}

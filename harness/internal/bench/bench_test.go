@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"encoding/xml"
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"informer-lab/record"
+)
+
+func TestSummarize(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []float64
+		want Summary
+	}{
+		{"one", []float64{7}, Summary{N: 1, Median: 7, Min: 7, Max: 7}},
+		{"odd, unsorted", []float64{9, 1, 4}, Summary{N: 3, Median: 4, Min: 1, Max: 9}},
+		{"even: mean of the middle two", []float64{4, 1, 10, 2}, Summary{N: 4, Median: 3, Min: 1, Max: 10}},
+	} {
+		if got := Summarize(tc.in); got != tc.want {
+			t.Errorf("%s: Summarize(%v) = %+v, want %+v", tc.name, tc.in, got, tc.want)
+		}
+	}
+	if got := Summarize(nil); got.N != 0 || !math.IsNaN(got.Median) {
+		t.Errorf("Summarize(nil) = %+v, want N 0 and a NaN median", got)
+	}
+	in := []float64{3, 1, 2}
+	Summarize(in)
+	if in[0] != 3 {
+		t.Errorf("Summarize sorted its input in place: %v", in)
+	}
+}
+
+func TestSummaryFormat(t *testing.T) {
+	for _, tc := range []struct {
+		s        Summary
+		decimals int
+		want     string
+	}{
+		{Summarize([]float64{412.4, 398, 430.2}), 0, "412 (398–430)"},
+		{Summarize([]float64{1.234}), 2, "1.23"},
+		{Summarize([]float64{5.001, 5.002}), 1, "5.0"}, // no spread at this precision
+		{Summarize(nil), 0, "n/a"},
+	} {
+		if got := tc.s.Format(tc.decimals); got != tc.want {
+			t.Errorf("%+v.Format(%d) = %q, want %q", tc.s, tc.decimals, got, tc.want)
+		}
+	}
+}
+
+func TestRatio(t *testing.T) {
+	list, stream := Summarize([]float64{2000, 1900, 2100}), Summarize([]float64{200})
+	if got := Ratio(stream, list); got != 0.1 {
+		t.Errorf("Ratio(streaming 200, LIST 2000) = %v, want 0.1", got)
+	}
+	for _, tc := range []struct {
+		name      string
+		s, l      Summary
+		formatted string
+	}{
+		{"LIST median 0", stream, Summarize([]float64{0}), "n/a"},
+		{"no streaming runs", Summarize(nil), list, "n/a"},
+	} {
+		if got := FormatRatio(Ratio(tc.s, tc.l)); got != tc.formatted {
+			t.Errorf("%s: ratio %q, want %q", tc.name, got, tc.formatted)
+		}
+	}
+	for r, want := range map[float64]string{0: "0×", 0.0004: "<0.001×", 0.1: "0.10×", 0.0123: "0.012×", 1.5: "1.50×", 12.3: "12×"} {
+		if got := FormatRatio(r); got != want {
+			t.Errorf("FormatRatio(%v) = %q, want %q", r, got, want)
+		}
+	}
+}
+
+func TestTableAligns(t *testing.T) {
+	got := Table([]string{"K", "ratio"}, [][]string{{"16", "0.10×"}, {"1", "n/a"}})
+	want := "" +
+		"| K  | ratio |\n" +
+		"| -- | ----- |\n" +
+		"| 16 | 0.10× |\n" +
+		"| 1  | n/a   |\n"
+	if got != want {
+		t.Errorf("Table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// results makes runs with the given apiserver peaks above a 300 MiB baseline.
+func results(c string, k int, m Mode, peaksMiB ...float64) []Result {
+	var rs []Result
+	for i, p := range peaksMiB {
+		base := int64(300 << 20)
+		rs = append(rs, Result{Case: c, K: k, Mode: m, Rep: i + 1, APIBaseline: base, APIPeakHWM: base + int64(p*(1<<20)), SyncMillis: 1000 * p / 100,
+			Requests: 2 * k, Bytes: 100 << 20, LabPeakHWM: 50 << 20})
+	}
+	return rs
+}
+
+func TestCaseTable(t *testing.T) {
+	var rs []Result
+	rs = append(rs, results("large", 16, List, 2000, 1800, 2200)...)
+	rs = append(rs, results("large", 16, Streaming, 100, 120, 80)...)
+	rs = append(rs, results("other", 16, List, 1)...) // another case: must not count
+	got := CaseTable(rs, Case{Name: "large"}, []int{16})
+	for _, want := range []string{"| 16 ", "| 2000 (1800–2200) ", "| 100 (80–120) ", "| 0.050× ", "| 32 / 32 ", "| 100 / 100 "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("CaseTable lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "\n"); n != 3 {
+		t.Errorf("CaseTable has %d lines, want 3 (header, separator, one K):\n%s", n, got)
+	}
+}
+
+func TestSVG(t *testing.T) {
+	var rs []Result
+	rs = append(rs, results("large", 1, List, 100)...)
+	rs = append(rs, results("large", 16, List, 2000, 2400)...)
+	rs = append(rs, results("large", 1, Streaming, 10)...)
+	rs = append(rs, results("large", 16, Streaming, 50)...)
+	svg := SVG(`large: 200 × 512 KiB <"&">`, CasePanels(rs, Case{Name: "large"}, []int{1, 16}))
+
+	// Well-formed XML, and the title escaped.
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	counts := map[string]int{}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v\n%s", err, svg)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			counts[se.Name.Local]++
+		}
+	}
+	if counts["svg"] != 1 || counts["polyline"] != 4 || counts["circle"] != 8 {
+		t.Errorf("SVG has %d svg, %d polylines, %d circles; want 1, 4 (2 panels × 2 modes), 8 (× 2 K)", counts["svg"], counts["polyline"], counts["circle"])
+	}
+	for _, want := range []string{"LIST→WATCH", "streaming", ModeColor[List], ModeColor[Streaming], "&lt;&#34;&amp;&#34;&gt;", ">2500<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}
+
+func TestNiceCeil(t *testing.T) {
+	for in, want := range map[float64]float64{0: 1, 0.7: 1, 1: 1, 1.2: 2, 2.3: 2.5, 2400: 2500, 2600: 5000, 9000: 10000} {
+		if got := niceCeil(in); math.Abs(got-want) > 1e-9 {
+			t.Errorf("niceCeil(%v) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestGuard(t *testing.T) {
+	large := Load{Case: "large", Objects: 200, Size: 512 << 10, K: 16}
+	if got, want := Estimate(large, 6), int64(200*(514<<10)*16*6); got != want {
+		t.Errorf("Estimate = %d, want %d", got, want)
+	}
+	if err := Guard([]Load{large}, 6, 24<<30); err != nil {
+		t.Errorf("Guard refused the default large case with 24 GiB available: %v", err)
+	}
+	err := Guard([]Load{{Case: "small", Objects: 1, Size: 1, K: 1}, large}, 6, 4<<30)
+	if err == nil {
+		t.Fatal("Guard let the large case run with 4 GiB available")
+	}
+	for _, want := range []string{"case large", "9.4 GiB", "200 ConfigMaps × 512 KiB × 16 informers", "4.0 GiB available"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Guard's message %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestMemAvailable(t *testing.T) {
+	got, err := MemAvailable(strings.NewReader("MemTotal:       24576000 kB\nMemFree:         1000 kB\nMemAvailable:   23526440 kB\n"))
+	if err != nil || got != 23526440<<10 {
+		t.Errorf("MemAvailable = %d, %v; want %d", got, err, int64(23526440)<<10)
+	}
+	if _, err := MemAvailable(strings.NewReader("MemTotal: 1 kB\n")); err == nil {
+		t.Error("MemAvailable without the line: no error")
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	status := "Name:\tkube-apiserver\nVmPeak:\t 2125504 kB\nVmHWM:\t  832244 kB\nVmRSS:\t  219944 kB\nThreads:\t12\n"
+	got, err := parseStatus(strings.NewReader(status))
+	if want := (Mem{RSS: 219944 << 10, HWM: 832244 << 10}); err != nil || got != want {
+		t.Errorf("parseStatus = %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := parseStatus(strings.NewReader("Name:\tkthreadd\n")); err == nil {
+		t.Error("parseStatus of a kernel thread's status: no error")
+	}
+}
+
+func TestCPUModel(t *testing.T) {
+	if got := cpuModel(strings.NewReader("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n")); got != "AMD EPYC 7B13" {
+		t.Errorf("cpuModel = %q", got)
+	}
+}
+
+func TestFromRecords(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	setups := []record.Record{
+		{Kind: record.Setup, Step: record.StepClientGo, Time: t0.Add(-time.Second)},
+		{Kind: record.Setup, Step: record.StepServer, Time: t0},
+		{Kind: record.Setup, Tag: "B", Step: record.StepSynced, Time: t0.Add(1500 * time.Millisecond), Stats: &record.Stats{Requests: 2, Bytes: 300}},
+		{Kind: record.Setup, Tag: "A", Step: record.StepSynced, Time: t0.Add(900 * time.Millisecond), Stats: &record.Stats{Requests: 1, Bytes: 200}},
+	}
+	var r Result
+	if err := fromRecords(&r, setups, []string{"A", "B"}); err != nil {
+		t.Fatal(err)
+	}
+	if r.SyncMillis != 1500 || r.Requests != 3 || r.Bytes != 500 {
+		t.Errorf("fromRecords: sync %v ms, %d requests, %d bytes; want 1500 ms (server to the last synced), 3, 500", r.SyncMillis, r.Requests, r.Bytes)
+	}
+	if err := fromRecords(&Result{}, setups, []string{"A", "B", "C"}); err == nil || !strings.Contains(err.Error(), "informer C") {
+		t.Errorf("fromRecords with C missing: %v, want an error naming C", err)
+	}
+}
+
+func TestParseFlagsQuick(t *testing.T) {
+	o, err := parseFlags([]string{"-quick", "-repeats", "2", "-root", "/r"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.large.Objects != 50 || o.small.Objects != 4000 || len(o.ks) != 2 || o.repeats != 2 {
+		t.Errorf("-quick -repeats 2: large %d, small %d, ks %v, repeats %d; want 50, 4000, [1 8], 2 (explicit flags win)", o.large.Objects, o.small.Objects, o.ks, o.repeats)
+	}
+	for _, args := range [][]string{{"-k", "0"}, {"-k", "27"}, {"-large-kib", "1024"}, {"-cases", "huge"}, {"-repeats", "0"}} {
+		if _, err := parseFlags(append(args, "-root", "/r"), io.Discard); err == nil {
+			t.Errorf("parseFlags(%v): no error", args)
+		}
+	}
+}
