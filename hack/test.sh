@@ -4,7 +4,7 @@ set -o errexit -o nounset -o pipefail
 cd "$(dirname "$0")/.."
 
 # The harness's TestReportInBrowser loads report.html in headless Chromium (machines run as root).
-command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 modules=(record envtestbin compare lab client-v031 client-v032 harness)
 failed=()

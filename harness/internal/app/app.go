@@ -98,8 +98,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
 	}
-	if o.interval <= 0 || o.minWrites < 1 || o.seedObjects < 0 || o.syncTimeout <= 0 || o.stopGrace <= 0 {
-		return o, fmt.Errorf("-interval, -sync-timeout and -stop-grace must be positive, -min-writes at least 1, -seed-objects not negative")
+	for name, d := range map[string]time.Duration{"-interval": o.interval, "-sync-timeout": o.syncTimeout, "-stop-grace": o.stopGrace} {
+		if d <= 0 {
+			return o, fmt.Errorf("%s must be positive, got %s", name, d)
+		}
+	}
+	if o.minWrites < 1 || o.seedObjects < 0 {
+		return o, fmt.Errorf("-min-writes must be at least 1 and -seed-objects not negative, got %d and %d", o.minWrites, o.seedObjects)
 	}
 	if _, ok := faults[o.fault]; o.fault != "" && !ok {
 		return o, fmt.Errorf("unknown -fault %q: the faults are %s", o.fault, strings.Join(faultNames(), ", "))
