@@ -132,7 +132,7 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 		}
 	}
 	lr.Tags = sortedSet(tags)
-	lr.Want = expectedShape(lr.Gate, rep.ServerGates)
+	lr.Want = expectedShape(lr.Gate, rep.ServerGates, rep.Server)
 	initial, steady, unsynced := splitPhases(lab.Records)
 	lr.Unsynced = unsynced
 	lr.Initial, lr.Steady = initialLines(initial), steadyLines(steady)

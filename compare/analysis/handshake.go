@@ -77,17 +77,34 @@ func classify(reqs []record.Record) (shape, label string) {
 
 // expectedShape is the handshake the gates imply: the client gate decides whether the
 // reflector asks to stream, the server's WatchList gate whether it may.
-func expectedShape(gate, serverGates string) string {
+func expectedShape(gate, serverGates, serverVersion string) string {
 	switch gate {
 	case "off":
 		return ShapeListWatch
 	case "on":
-		if strings.Contains(serverGates, "WatchList=false") {
+		if !serverStreams(serverGates, serverVersion) {
 			return ShapeFallback
 		}
 		return ShapeStream
 	}
 	return ""
+}
+
+// serverStreams says whether kube-apiserver's WatchList gate is on: as set in --feature-gates,
+// else its default for the version (../shared/FACTS.md, read in the tagged sources: alpha and
+// off up to 1.31, beta and on in 1.32, off again in 1.33, on from 1.34).
+func serverStreams(serverGates, serverVersion string) bool {
+	switch {
+	case strings.Contains(serverGates, "WatchList=false"):
+		return false
+	case strings.Contains(serverGates, "WatchList=true"):
+		return true
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(serverVersion, "v"), "%d.%d", &major, &minor); err != nil || major != 1 {
+		return true // unknown: assume a current server
+	}
+	return minor == 32 || minor >= 34
 }
 
 // handshake reads one informer's initial phase and checks it against want (an expected shape, or

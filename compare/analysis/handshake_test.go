@@ -43,18 +43,25 @@ func TestClassify(t *testing.T) {
 }
 
 func TestExpectedShape(t *testing.T) {
-	tests := []struct{ gate, serverGates, want string }{
-		{"off", "", ShapeListWatch},
-		{"off", "WatchList=false", ShapeListWatch},
-		{"on", "", ShapeStream},
-		{"on", "WatchList=true", ShapeStream},
-		{"on", "WatchList=false", ShapeFallback},
-		{"on", "ConsistentListFromCache=true,WatchList=false", ShapeFallback},
-		{"", "", ""},
+	tests := []struct{ gate, serverGates, version, want string }{
+		{"off", "", "v1.32.13", ShapeListWatch},
+		{"off", "WatchList=false", "v1.32.13", ShapeListWatch},
+		{"on", "", "v1.32.13", ShapeStream},
+		{"on", "WatchList=true", "v1.32.13", ShapeStream},
+		{"on", "WatchList=false", "v1.32.13", ShapeFallback},
+		{"on", "ConsistentListFromCache=true,WatchList=false", "v1.32.13", ShapeFallback},
+		// the server's own default when no gate is set
+		{"on", "", "v1.31.14", ShapeFallback},
+		{"on", "", "v1.33.13", ShapeFallback},
+		{"on", "", "v1.34.4", ShapeStream},
+		{"on", "", "v1.37.2", ShapeStream},
+		{"on", "WatchList=true", "v1.33.13", ShapeStream},
+		{"on", "", "cluster", ShapeStream},
+		{"", "", "v1.32.13", ""},
 	}
 	for _, tt := range tests {
-		if got := expectedShape(tt.gate, tt.serverGates); got != tt.want {
-			t.Errorf("expectedShape(%q, %q): want %q, got %q", tt.gate, tt.serverGates, tt.want, got)
+		if got := expectedShape(tt.gate, tt.serverGates, tt.version); got != tt.want {
+			t.Errorf("expectedShape(%q, %q, %q): want %q, got %q", tt.gate, tt.serverGates, tt.version, tt.want, got)
 		}
 	}
 }
