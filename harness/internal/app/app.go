@@ -109,17 +109,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if _, ok := faults[o.fault]; o.fault != "" && !ok {
 		return o, fmt.Errorf("unknown -fault %q: the faults are %s", o.fault, strings.Join(faultNames(), ", "))
 	}
-	if o.root == "" {
-		root, err := rundir.FindRoot()
-		if err != nil {
-			return o, err
-		}
-		o.root = root
-	}
-	if o.out == "" {
-		o.out = filepath.Join(o.root, "out")
-	}
-	return o, nil
+	var err error
+	o.root, o.out, err = rundir.Defaults(o.root, o.out)
+	return o, err
 }
 
 func faultNames() []string {

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -163,17 +162,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if _, err := o.selected(); err != nil {
 		return o, err
 	}
-	if o.root == "" {
-		root, err := rundir.FindRoot()
-		if err != nil {
-			return o, err
-		}
-		o.root = root
-	}
-	if o.out == "" {
-		o.out = filepath.Join(o.root, "out")
-	}
-	return o, nil
+	var err error
+	o.root, o.out, err = rundir.Defaults(o.root, o.out)
+	return o, err
 }
 
 // selected returns the cases -cases names, in that order.

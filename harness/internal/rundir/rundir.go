@@ -44,3 +44,19 @@ func FindRoot() (string, error) {
 		}
 	}
 }
+
+// Defaults fills in the repository root (found from the working directory) and the parent of
+// run directories (<root>/out) where the user gave none.
+func Defaults(root, out string) (string, string, error) {
+	if root == "" {
+		r, err := FindRoot()
+		if err != nil {
+			return "", "", err
+		}
+		root = r
+	}
+	if out == "" {
+		out = filepath.Join(root, "out")
+	}
+	return root, out, nil
+}
