@@ -431,7 +431,9 @@ func soakStats(path string) (SoakStats, error) {
 	if growth := s.RSSEnd - s.RSSWarm; growth > max(16<<10, s.RSSWarm/4) {
 		problems = append(problems, fmt.Sprintf("RSS grew %d KiB", growth))
 	}
-	if s.EventsA != s.Writes || s.EventsB != s.Writes {
+	// The write in flight when -duration ends may land after the informers stopped: one short
+	// is the stop, not a lost event.
+	if s.EventsA < s.Writes-1 || s.EventsA > s.Writes || s.EventsB < s.Writes-1 || s.EventsB > s.Writes {
 		problems = append(problems, fmt.Sprintf("watchers missed writes: %d writes, A=%d B=%d events", s.Writes, s.EventsA, s.EventsB))
 	}
 	if len(problems) > 0 {
