@@ -3,6 +3,8 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +70,22 @@ func (cp *ControlPlane) KillAPIServer() error {
 func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 	if cp.restartArgs == nil {
 		return fmt.Errorf("kube-apiserver was not killed: nothing to restart")
+	}
+	// The killed server's connections linger (FIN_WAIT2) until their clients close them, and
+	// hold its port meanwhile: wait until the port can be bound again.
+	u, err := url.Parse(cp.Config.Host)
+	if err != nil {
+		return fmt.Errorf("kube-apiserver address %q: %w", cp.Config.Host, err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		l, err := net.Listen("tcp", u.Host)
+		if err == nil {
+			l.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kube-apiserver's port still busy 30s after it was killed: %w", err)
+		}
 	}
 	cmd := exec.Command(cp.restartArgs[0], cp.restartArgs[1:]...)
 	// Dies with this process, whatever ends it.

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -442,22 +440,6 @@ func waitSynced(ctx context.Context, p *labproc.Proc, tags []string, timeout tim
 func (b *bed) restart(ctx context.Context) error {
 	if err := b.cp.KillAPIServer(); err != nil {
 		return err
-	}
-	// The killed server's connections linger (FIN_WAIT2) until their clients close them, and
-	// hold its port meanwhile: wait until the port can be bound again.
-	u, err := url.Parse(b.cp.Config.Host)
-	if err != nil {
-		return fmt.Errorf("kube-apiserver address %q: %w", b.cp.Config.Host, err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		l, err := net.Listen("tcp", u.Host)
-		if err == nil {
-			l.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("kube-apiserver's port still busy 30s after it was killed: %w", err)
-		}
 	}
 	if err := b.cp.RestartAPIServer(ctx); err != nil {
 		return err
