@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,12 +95,19 @@ func Run() int {
 			procs = append(procs, p)
 		}
 	}
-	// The harness is gone without a goodbye: it was killed.
+	// The parent is gone without a goodbye: it was killed. Kill everything first, report after:
+	// the stderr it shared with its parent may be a pipe nobody reads any more.
+	signal.Ignore(syscall.SIGPIPE)
+	var killed []proc
 	for _, p := range procs {
 		if cmdline(p.pid) != p.cmdline || p.cmdline == "" {
 			continue // already gone (or the pid now belongs to someone else)
 		}
-		syscall.Kill(p.pid, syscall.SIGKILL)
+		if syscall.Kill(p.pid, syscall.SIGKILL) == nil {
+			killed = append(killed, p)
+		}
+	}
+	for _, p := range killed {
 		fmt.Fprintf(os.Stderr, "[reaper] the process that started %s (pid %d) died without stopping it: killed it\n", p.what, p.pid)
 	}
 	return 0

@@ -1,0 +1,66 @@
+package reaper
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	if IsReaper() { // Start runs this test binary again as the reaper
+		os.Exit(Run())
+	}
+	os.Exit(m.Run())
+}
+
+func sleeper(t *testing.T) *exec.Cmd {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+func exited(cmd *exec.Cmd, within time.Duration) bool {
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(within):
+		return false
+	}
+}
+
+// The parent "dies": its end of the pipe closes without a goodbye. Every watched process must
+// be killed. (The reliability suite kills a real harness, whose stderr pipe is closed by then.)
+func TestKillsEverythingWhenParentDies(t *testing.T) {
+	a, b := sleeper(t), sleeper(t)
+	r, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Watch(a.Process.Pid, "sleep a")
+	r.Watch(b.Process.Pid, "sleep b")
+	r.in.Close() // no "done": the parent died
+	r.cmd.Wait()
+	if !exited(a, 5*time.Second) || !exited(b, 5*time.Second) {
+		t.Fatal("the reaper did not kill every watched process")
+	}
+}
+
+// A parent that stops what it started says goodbye: the reaper kills nothing.
+func TestGoodbyeKillsNothing(t *testing.T) {
+	a := sleeper(t)
+	r, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Watch(a.Process.Pid, "sleep")
+	r.Close()
+	if exited(a, time.Second) {
+		t.Fatal("the reaper killed a process after its parent said goodbye")
+	}
+}
