@@ -17,7 +17,6 @@ import (
 	"os/signal"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/pin"
+	"informer-lab/lab/procs"
 	"informer-lab/lab/reaper"
 	"informer-lab/lab/wire"
 	"informer-lab/record"
@@ -384,12 +384,8 @@ func health() *record.Health {
 	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
 		h.FDs = len(fds)
 	}
-	if status, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(status), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-				h.RSSKiB, _ = strconv.ParseInt(f[1], 10, 64)
-			}
-		}
+	if m, err := procs.ReadMem(os.Getpid()); err == nil {
+		h.RSSKiB = m.RSS >> 10
 	}
 	return h
 }

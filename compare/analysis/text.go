@@ -157,10 +157,10 @@ func (r *Report) Table() [][]string {
 	}
 	if r.Injected != "" {
 		add("streams broken by the fault", func(l *LabReport) string {
-			return perWatcher2(l, func(tag string) string { return fmt.Sprint(l.Broken[tag]) })
+			return perTag(l, func(tag string) string { return fmt.Sprint(l.Broken[tag]) })
 		})
 		add("watches after the fault", func(l *LabReport) string {
-			return perWatcher2(l, func(tag string) string { return fmt.Sprint(l.Rewatch[tag]) })
+			return perTag(l, func(tag string) string { return fmt.Sprint(l.Rewatch[tag]) })
 		})
 	}
 	return rows
@@ -182,11 +182,7 @@ func perInformer(l *LabReport, cell func(Handshake) string) string {
 }
 
 func perWatcher(l *LabReport, cell func(*Watcher) string) string {
-	var parts []string
-	for _, tag := range l.Tags {
-		parts = append(parts, tag+"="+cell(l.Watchers[tag]))
-	}
-	return orUnknown(strings.Join(parts, " "))
+	return perTag(l, func(tag string) string { return cell(l.Watchers[tag]) })
 }
 
 // Conclusion says in one line what a reader can check against the diffs and the table.
@@ -296,8 +292,8 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
 }
 
-// perWatcher2 is perWatcher for values kept by tag rather than on the Watcher.
-func perWatcher2(l *LabReport, cell func(tag string) string) string {
+// perTag renders "A=… B=…" over a lab's informers.
+func perTag(l *LabReport, cell func(tag string) string) string {
 	var parts []string
 	for _, tag := range l.Tags {
 		parts = append(parts, tag+"="+cell(tag))

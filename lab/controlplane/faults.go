@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"informer-lab/lab/procs"
 
 	"k8s.io/client-go/kubernetes"
 )
@@ -24,17 +24,6 @@ func (cp *ControlPlane) EtcdPID() (int, error) {
 	return FindPID("/proc", etcd.Path, "--listen-client-urls="+etcd.URL.String())
 }
 
-// Alive reports whether process pid exists and is not a zombie.
-func Alive(pid int) bool {
-	stat, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
-
 // KillAPIServer kills kube-apiserver with SIGKILL, the way a crash or an OOM kill ends it,
 // and returns once it is gone. etcd keeps running; RestartAPIServer brings the apiserver back.
 func (cp *ControlPlane) KillAPIServer() error {
@@ -43,11 +32,11 @@ func (cp *ControlPlane) KillAPIServer() error {
 		return err
 	}
 	if cp.restartArgs == nil {
-		raw, err := os.ReadFile(filepath.Join("/proc", fmt.Sprint(pid), "cmdline"))
-		if err != nil {
-			return fmt.Errorf("read kube-apiserver's command line: %w", err)
+		raw := procs.Cmdline(pid)
+		if raw == "" {
+			return fmt.Errorf("read kube-apiserver's command line (pid %d): gone", pid)
 		}
-		cp.restartArgs = strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		cp.restartArgs = strings.Split(raw, "\x00")
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kill kube-apiserver (pid %d): %w", pid, err)
@@ -55,7 +44,7 @@ func (cp *ControlPlane) KillAPIServer() error {
 	if cp.restarted != nil && cp.restarted.Process.Pid == pid {
 		cp.restarted = nil // its Wait goroutine reaps it
 	}
-	for deadline := time.Now().Add(10 * time.Second); Alive(pid); {
+	for deadline := time.Now().Add(10 * time.Second); procs.Alive(pid); {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("kube-apiserver (pid %d) still running 10s after SIGKILL", pid)
 		}
@@ -123,7 +112,7 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 // APIServerAlive reports whether the control plane's kube-apiserver process is running.
 func (cp *ControlPlane) APIServerAlive() bool {
 	pid, err := cp.apiserverPID()
-	return err == nil && Alive(pid)
+	return err == nil && procs.Alive(pid)
 }
 
 func (cp *ControlPlane) apiserverPID() (int, error) {
@@ -141,7 +130,7 @@ func (cp *ControlPlane) stopRestarted() {
 	p := cp.restarted.Process
 	cp.restarted = nil
 	p.Signal(syscall.SIGTERM)
-	for deadline := time.Now().Add(10 * time.Second); Alive(p.Pid); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); procs.Alive(p.Pid); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			p.Kill()
 			break

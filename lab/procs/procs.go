@@ -22,23 +22,47 @@ func BecomeSubreaper() error {
 	return nil
 }
 
+// stat returns a process's state and parent pid from /proc/<pid>/stat.
+func stat(pid string) (state, ppid string, ok bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return "", "", false
+	}
+	// pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+	if len(f) < 2 {
+		return "", "", false
+	}
+	return f[0], f[1], true
+}
+
+// Alive reports whether process pid exists and is not a zombie.
+func Alive(pid int) bool {
+	state, _, ok := stat(strconv.Itoa(pid))
+	return ok && state != "Z" && state != "X"
+}
+
+// Cmdline returns a process's command line, its arguments separated by NUL ("" when gone).
+func Cmdline(pid int) string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(string(b), "\x00")
+}
+
 // Children lists the live children of this process as "pid cmdline", reaping zombies it adopted.
 func Children() []string {
 	me := strconv.Itoa(os.Getpid())
 	entries, _ := os.ReadDir("/proc")
 	var out []string
 	for _, e := range entries {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
+		state, ppid, ok := stat(e.Name())
+		if !ok || ppid != me {
 			continue
 		}
-		// pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
-		if len(f) < 2 || f[1] != me {
-			continue
-		}
-		if f[0] == "Z" {
+		if state == "Z" {
 			if pid, err := strconv.Atoi(e.Name()); err == nil {
 				var ws syscall.WaitStatus
 				syscall.Wait4(pid, &ws, syscall.WNOHANG, nil) // an adopted orphan: reap it

@@ -11,11 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
+
+	"informer-lab/lab/procs"
 )
 
 const envVar = "INFORMER_LAB_REAPER"
@@ -59,7 +59,7 @@ func (r *Reaper) Watch(pid int, what string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.in, "%d %s %s\n", pid, strconv.Quote(cmdline(pid)), strconv.Quote(what))
+	fmt.Fprintf(r.in, "%d %s %s\n", pid, strconv.Quote(procs.Cmdline(pid)), strconv.Quote(what))
 }
 
 // Close tells the reaper its parent stopped everything itself, and waits for it to exit.
@@ -81,7 +81,7 @@ func Run() int {
 		pid           int
 		cmdline, what string
 	}
-	var procs []proc
+	var watched []proc
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		line := sc.Text()
@@ -92,15 +92,15 @@ func Run() int {
 		var cl, what string
 		if _, err := fmt.Sscanf(line, "%d %q %q", &p.pid, &cl, &what); err == nil {
 			p.cmdline, p.what = cl, what
-			procs = append(procs, p)
+			watched = append(watched, p)
 		}
 	}
 	// The parent is gone without a goodbye: it was killed. Kill everything first, report after:
 	// the stderr it shared with its parent may be a pipe nobody reads any more.
 	signal.Ignore(syscall.SIGPIPE)
 	var killed []proc
-	for _, p := range procs {
-		if cmdline(p.pid) != p.cmdline || p.cmdline == "" {
+	for _, p := range watched {
+		if procs.Cmdline(p.pid) != p.cmdline || p.cmdline == "" {
 			continue // already gone (or the pid now belongs to someone else)
 		}
 		if syscall.Kill(p.pid, syscall.SIGKILL) == nil {
@@ -111,12 +111,4 @@ func Run() int {
 		fmt.Fprintf(os.Stderr, "[reaper] the process that started %s (pid %d) died without stopping it: killed it\n", p.what, p.pid)
 	}
 	return 0
-}
-
-func cmdline(pid int) string {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimRight(string(b), "\x00")
 }

@@ -10,6 +10,7 @@ import (
 
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/lab/controlplane"
+	"informer-lab/lab/procs"
 	"informer-lab/lab/reaper"
 	"informer-lab/record"
 )
@@ -49,7 +50,7 @@ func (m *monitor) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if m.etcdPID > 0 && !controlplane.Alive(m.etcdPID) {
+		if m.etcdPID > 0 && !procs.Alive(m.etcdPID) {
 			m.cancel(fmt.Errorf("etcd (pid %d) exited during the run: kube-apiserver cannot serve without it", m.etcdPID))
 			return
 		}

@@ -20,6 +20,7 @@ import (
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/rundir"
 	"informer-lab/lab/controlplane"
+	"informer-lab/lab/procs"
 	"informer-lab/record"
 
 	corev1 "k8s.io/api/core/v1"
@@ -323,7 +324,7 @@ func (b *bed) measure(ctx context.Context, label, ns string, k int, m Mode, logg
 	if err := ResetHWM(b.apiPID); err != nil {
 		return r, fmt.Errorf("reset the apiserver's VmHWM: %w", err)
 	}
-	at, err := ReadMem(b.apiPID)
+	at, err := procs.ReadMem(b.apiPID)
 	if err != nil {
 		return r, fmt.Errorf("read the apiserver's memory: %w", err)
 	}
@@ -359,13 +360,13 @@ func (b *bed) measure(ctx context.Context, label, ns string, k int, m Mode, logg
 		return r, fmt.Errorf("%s: %w", name, err)
 	}
 	r.WallMillis = float64(time.Since(start).Microseconds()) / 1000
-	lab, err := ReadMem(p.PID())
+	lab, err := procs.ReadMem(p.PID())
 	if err != nil {
 		return r, fmt.Errorf("read the lab's memory: %w", err)
 	}
 	peaks, samples := sampler.Stop()
 	stopped = true
-	api, err := ReadMem(b.apiPID)
+	api, err := procs.ReadMem(b.apiPID)
 	if err != nil {
 		return r, fmt.Errorf("read the apiserver's memory: %w", err)
 	}
@@ -463,7 +464,7 @@ func (b *bed) settle(ctx context.Context) (int64, bool, error) {
 	var hist []int64
 	deadline := time.Now().Add(b.o.settle)
 	for {
-		m, err := ReadMem(b.apiPID)
+		m, err := procs.ReadMem(b.apiPID)
 		if err != nil {
 			return 0, false, fmt.Errorf("read the apiserver's memory: %w", err)
 		}

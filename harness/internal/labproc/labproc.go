@@ -20,16 +20,25 @@ import (
 	"informer-lab/record"
 )
 
+// GoBuild compiles the module in dir into bin with GOWORK=off, so the module's own go.mod
+// decides every version it links.
+func GoBuild(ctx context.Context, dir, bin string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s (GOWORK=off go build in %s): %w\n%s", filepath.Base(dir), dir, err, out)
+	}
+	return nil
+}
+
 // Build compiles the lab module in dir with GOWORK=off (so its own go.mod's build list holds)
 // into binDir, and refuses a binary whose linked client-go is not the module's pin.
 func Build(ctx context.Context, dir, binDir string) (bin, clientGo string, err error) {
 	name := filepath.Base(dir)
 	bin = filepath.Join(binDir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("build %s (GOWORK=off go build in %s): %w\n%s", name, dir, err, out)
+	if err := GoBuild(ctx, dir, bin); err != nil {
+		return "", "", err
 	}
 	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {

@@ -50,18 +50,11 @@ type Scenario struct {
 func Prepare(ctx context.Context, root, tmp string) (*Env, error) {
 	e := &Env{Root: root, Labs: map[string]string{}, Out: filepath.Join(tmp, "out"), Tmp: tmp, Soak: time.Minute}
 	e.Harness = filepath.Join(tmp, "harness")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", e.Harness, ".")
-	cmd.Dir = filepath.Join(root, "harness")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build harness: %w\n%s", err, out)
-	}
 	e.Compare = filepath.Join(tmp, "compare")
-	cmd = exec.CommandContext(ctx, "go", "build", "-o", e.Compare, ".")
-	cmd.Dir = filepath.Join(root, "compare")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build compare: %w\n%s", err, out)
+	for dir, bin := range map[string]string{"harness": e.Harness, "compare": e.Compare} {
+		if err := labproc.GoBuild(ctx, filepath.Join(root, dir), bin); err != nil {
+			return nil, err
+		}
 	}
 	for _, lab := range []string{"client-v031", "client-v032"} {
 		bin, _, err := labproc.Build(ctx, filepath.Join(root, lab), tmp)
