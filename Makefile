@@ -3,10 +3,13 @@
 K8S_VERSION ?= 1.32.13
 ARGS ?=
 
-.PHONY: compare bench reliability test envtest clean
+.PHONY: compare matrix bench reliability test envtest clean
 
 compare: envtest ## one shared apiserver, every lab attached, one writer, the wire diff and verdict
 	cd harness && GOWORK=off go run . $(ARGS)
+
+matrix: envtest ## every client cell x server version x scenario, observed on the wire, as one grid (docs/matrix.md)
+	cd harness && GOWORK=off go run ./cmd/matrix $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(ARGS)
 
 bench: envtest ## kube-apiserver memory and sync time, K informers at once, LIST→WATCH vs streaming (docs/bench.md)
 	cd harness && GOWORK=off go run ./cmd/bench $(ARGS)

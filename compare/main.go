@@ -2,8 +2,11 @@
 // phase diffs against the first lab, a verdict table and a conclusion.
 //
 //	go run ./compare [-o report.txt] [-html report.html] out/<run>
+//	go run ./compare -matrix OLD.json NEW.json
 //
 // Exit status: 0 the expected relations hold, 1 they do not, 2 unusable input or usage.
+// With -matrix it prints how two matrix results differ, cell by cell: exit 0 when they do not,
+// 1 when they do, 2 when a file cannot be read as a matrix result.
 package main
 
 import (
@@ -15,6 +18,7 @@ import (
 	"strings"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/compare/matrix"
 	"informer-lab/compare/report"
 )
 
@@ -26,12 +30,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "also write the report to `FILE`")
 	htmlOut := fs.String("html", "", "also write the report as one self-contained HTML page to `FILE`")
+	diffMatrix := fs.Bool("matrix", false, "compare two matrix results: compare -matrix OLD.json NEW.json")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "error: usage: compare [-o FILE] [-html FILE] RUN_DIR")
+		fmt.Fprintln(stderr, "error: usage: compare [-o FILE] [-html FILE] RUN_DIR | compare -matrix OLD.json NEW.json")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *diffMatrix {
+		if fs.NArg() != 2 || *out != "" || *htmlOut != "" {
+			fs.Usage()
+			return 2
+		}
+		return matrixDiff(fs.Arg(0), fs.Arg(1), stdout, stderr)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -68,3 +80,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // oneLine keeps an error to one line of stderr even if a log line quoted in it had newlines.
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
+
+// matrixDiff prints the differences between two matrix results.
+func matrixDiff(oldFile, newFile string, stdout, stderr io.Writer) int {
+	var results [2]*matrix.Result
+	for i, f := range []string{oldFile, newFile} {
+		r, err := matrix.Load(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
+			return 2
+		}
+		results[i] = r
+	}
+	diffs := matrix.Diff(results[0], results[1])
+	if len(diffs) == 0 {
+		fmt.Fprintf(stdout, "matrix results alike: %d cells, no difference\n", len(results[1].Cells))
+		return 0
+	}
+	fmt.Fprintf(stdout, "matrix results differ (%d):\n", len(diffs))
+	for _, d := range diffs {
+		fmt.Fprintf(stdout, "- %s\n", d)
+	}
+	return 1
+}

@@ -229,6 +229,13 @@ func setWatchListGate(setting string) (state, how string, err error) {
 			how = "KUBE_FEATURE_WatchListClient=" + v
 		}
 	case GateOn, GateOff:
+		// What the gate is before the lab touches it: client-go's own default (or what
+		// KUBE_FEATURE_WatchListClient says), so a reader can tell whether the cell runs
+		// the default.
+		before := GateOff
+		if features.FeatureGates().Enabled(features.WatchListClient) {
+			before = GateOn
+		}
 		settable, ok := features.FeatureGates().(interface {
 			Set(features.Feature, bool) error
 		})
@@ -238,7 +245,11 @@ func setWatchListGate(setting string) (state, how string, err error) {
 		if err := settable.Set(features.WatchListClient, setting == GateOn); err != nil {
 			return "", "", fmt.Errorf("set WatchListClient: %w", err)
 		}
-		how = "set by this lab (-watch-list=" + setting + ")"
+		was := "client-go default " + before
+		if v, ok := os.LookupEnv("KUBE_FEATURE_WatchListClient"); ok {
+			was = "before: " + before + ", from KUBE_FEATURE_WatchListClient=" + v
+		}
+		how = "set by this lab (-watch-list=" + setting + "; " + was + ")"
 	default:
 		return "", "", usageError{fmt.Errorf("-watch-list must be on, off or default, got %q", setting)}
 	}

@@ -40,6 +40,8 @@ const (
 	StepInjected  = "injected"      // the harness injected a fault on purpose; Value names it
 	StepRecovered = "recovered"     // the run came back from an injected fault; Detail says how
 	StepBroken    = "stream-broken" // Tag: a watch stream ended mid-frame (server gone); Detail: error
+	StepScenario  = "scenario"      // harness: Value: the matrix scenario (startup|steady|reconnect|restart|expired); Detail: what it does
+	StepProxy     = "proxy"         // harness: Value: what the proxy between labs and apiserver does, e.g. "watch timeout 4s"
 )
 
 // Record is one line of a wire log. Fields irrelevant to a Kind stay empty.

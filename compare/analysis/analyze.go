@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,8 +25,12 @@ type Report struct {
 	Faults      []string       // SETUP fault records of any log
 	FreshList   *record.Record // the harness's LIST just before the labs stopped, if any
 	Injected    string         // a fault the harness injected on purpose ("" = none), and its recovery
-	injectedAt  time.Time
-	Failures    []string // relations that do not hold, in words; empty when the verdict holds
+	InjectedAt  time.Time      // when the harness injected it (SETUP injected)
+	RecoveredAt time.Time      // when the harness saw the run back (SETUP recovered), zero if never
+	Scenario    string         // the matrix scenario the harness ran (SETUP scenario), "" outside the matrix
+	ScenarioDoc string         // its description
+	Proxy       string         // what the proxy between labs and apiserver did (SETUP proxy), "" without one
+	Failures    []string       // relations that do not hold, in words; empty when the verdict holds
 }
 
 // LabReport is what one lab did.
@@ -33,16 +38,20 @@ type LabReport struct {
 	Name     string
 	ClientGo string // linked version, from SETUP client-go
 	Gate     string // WatchListClient on|off, from SETUP gate
+	GateHow  string // who set it, from SETUP gate's detail, e.g. "client-go default"
 	Want     string // the handshake shape its gate implies
 	Tags     []string
-	Unsynced []string             // informers that never reported HasSynced
-	Caches   map[string]string    // per tag: how its cache at stop differs from the fresh LIST ("" = equal)
-	Rewatch  map[string]int       // per tag: watch requests after an injected fault
-	Broken   map[string]int       // per tag: watch streams that broke mid-stream
-	Sync     map[string]Handshake // per tag
-	Watchers map[string]*Watcher  // per tag: the steady phase
-	Initial  []string             // normalized lines of the initial phase
-	Steady   []string             // normalized lines of the steady phase
+	Unsynced []string                   // informers that never reported HasSynced
+	Caches   map[string]string          // per tag: how its cache at stop differs from the fresh LIST ("" = equal)
+	Rewatch  map[string]int             // per tag: watch requests after an injected fault (reconnect scenario: after its sync)
+	Broken   map[string]int             // per tag: watch streams that broke mid-stream
+	Sync     map[string]Handshake       // per tag
+	SyncTime map[string]time.Duration   // per tag: its first request to its SETUP synced (0 if it never synced)
+	After    map[string][]record.Record // per tag: its records after its own SETUP synced, handler calls left out
+	Reread   map[string]bool            // per tag: it listed or streamed again after its sync
+	Watchers map[string]*Watcher        // per tag: the steady phase
+	Initial  []string                   // normalized lines of the initial phase
+	Steady   []string                   // normalized lines of the steady phase
 }
 
 // Watcher is one informer's steady phase.
@@ -80,10 +89,24 @@ func Analyze(run *Run) *Report {
 			rr := r
 			rep.FreshList = &rr
 		case r.Kind == record.Setup && r.Step == record.StepInjected:
-			rep.Injected, rep.injectedAt = r.Value, r.Time
+			rep.Injected, rep.InjectedAt = r.Value, r.Time
 		case r.Kind == record.Setup && r.Step == record.StepRecovered:
 			rep.Injected += " (" + r.Value + ", " + r.Detail + ")"
+			rep.RecoveredAt = r.Time
+		case r.Kind == record.Setup && r.Step == record.StepScenario:
+			rep.Scenario, rep.ScenarioDoc = r.Value, r.Detail
+		case r.Kind == record.Setup && r.Step == record.StepProxy:
+			rep.Proxy = r.Value
 		}
+	}
+	switch rep.Scenario {
+	case "", ScenarioStartup, ScenarioSteady, ScenarioReconnect:
+	case ScenarioRestart, ScenarioExpired:
+		if rep.Injected == "" {
+			rep.Failures = append(rep.Failures, fmt.Sprintf("scenario %s, but the harness recorded no injected fault", rep.Scenario))
+		}
+	default:
+		rep.Failures = append(rep.Failures, fmt.Sprintf("unknown scenario %q: none of %s", rep.Scenario, strings.Join(Scenarios, ", ")))
 	}
 	rep.DeleteRVs = resolveDeleteRVs(rep.Writes, run.Labs)
 	for _, lab := range run.Labs {
@@ -108,7 +131,8 @@ func Analyze(run *Run) *Report {
 }
 
 func (rep *Report) analyzeLab(lab *Lab) *LabReport {
-	lr := &LabReport{Name: lab.Name, Sync: map[string]Handshake{}, Watchers: map[string]*Watcher{}, Caches: map[string]string{}, Rewatch: map[string]int{}, Broken: map[string]int{}}
+	lr := &LabReport{Name: lab.Name, Sync: map[string]Handshake{}, Watchers: map[string]*Watcher{}, Caches: map[string]string{},
+		Rewatch: map[string]int{}, Broken: map[string]int{}, Reread: map[string]bool{}}
 	caches := map[string]*record.Record{}
 	tags := map[string]bool{}
 	for _, r := range lab.Records {
@@ -116,12 +140,12 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 		case r.Kind == record.Setup && r.Step == record.StepClientGo:
 			lr.ClientGo = r.Value
 		case r.Kind == record.Setup && r.Step == record.StepGate:
-			lr.Gate = r.Value
+			lr.Gate, lr.GateHow = r.Value, r.Detail
 		case r.Kind == record.Setup && r.Step == record.StepFault:
 			rep.Faults = append(rep.Faults, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", lab.Name, r.Tag, r.Value, scrub(r.Detail))))
 		case r.Kind == record.HTTP && r.Tag != "":
 			tags[r.Tag] = true
-			if !rep.injectedAt.IsZero() && r.Time.After(rep.injectedAt) && strings.Contains(r.Query, "watch=true") && r.Status == 200 {
+			if !rep.InjectedAt.IsZero() && r.Time.After(rep.InjectedAt) && strings.Contains(r.Query, "watch=true") && r.Status == 200 {
 				lr.Rewatch[r.Tag]++
 			}
 		case r.Kind == record.Setup && r.Step == record.StepStore:
@@ -135,6 +159,8 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 	lr.Want = expectedShape(lr.Gate, rep.ServerGates, rep.Server)
 	initial, steady, unsynced := splitPhases(lab.Records)
 	lr.Unsynced = unsynced
+	var before map[string][]record.Record
+	before, lr.After, lr.SyncTime = tagPhases(lab.Records)
 	lr.Initial, lr.Steady = initialLines(initial), steadyLines(steady)
 	fail := func(format string, args ...any) {
 		rep.Failures = append(rep.Failures, lab.Name+": "+fmt.Sprintf(format, args...))
@@ -146,20 +172,38 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 		fail("%s never synced", t)
 	}
 	for _, tag := range lr.Tags {
-		h := handshake(tag, initial, lr.Want)
+		// Each informer's handshake ends at its own sync: a watch it re-established before the
+		// other informer synced (a short watch timeout) is not part of it.
+		h := handshake(tag, before[tag], lr.Want)
 		lr.Sync[tag] = h
 		for _, p := range h.Problems {
 			fail("%s", p)
 		}
 		w := watcher(tag, steady, rep.Writes, h.SyncRV)
 		lr.Watchers[tag] = w
+		steps := Steps(lr.After[tag], time.Time{})
+		lr.Reread[tag] = reread(steps)
 		// After an injected fault a reflector may relist and see writes again: the claim that
 		// holds then is recovery (a new watch, a cache equal to the server's), not the sequence.
-		if w.Mismatch != "" && rep.Injected == "" {
+		// So it is after a relist or a new stream when watches end on their own (reconnect); a
+		// reflector that only watched again from its last rv must still have seen every write.
+		rewatched := rep.Scenario == ScenarioReconnect && lr.Reread[tag]
+		if w.Mismatch != "" && rep.Injected == "" && !rewatched {
 			fail("%s: %s", tag, w.Mismatch)
 		}
 		if rep.Injected != "" && lr.Rewatch[tag] == 0 {
 			fail("%s: no new watch after the injected fault: it did not reconnect", tag)
+		}
+		switch synced := !slices.Contains(unsynced, tag); rep.Scenario {
+		case ScenarioReconnect:
+			lr.Rewatch[tag] = rewatches(steps)
+			if lr.Rewatch[tag] == 0 && synced {
+				fail("%s: no watch re-established in the reconnect scenario (did the proxy end the watches?)", tag)
+			}
+		case ScenarioRestart, ScenarioExpired:
+			if rep.Injected != "" && synced && FirstResync(Steps(lr.After[tag], rep.InjectedAt)) < 0 {
+				fail("%s: not back in sync after the injected fault (no plain watch, no completed stream)", tag)
+			}
 		}
 		if rep.FreshList != nil {
 			lr.Caches[tag] = cacheDiff(caches[tag], rep.FreshList)

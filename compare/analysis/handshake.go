@@ -24,6 +24,7 @@ type Handshake struct {
 	Objects  string          // how the initial objects arrived, e.g. "LIST body: 3 items"
 	Wire     string          // Accept → response content type of the successful requests
 	SyncRV   string          // the rv the informer synced at: LIST collection rv or end bookmark rv
+	Fallback string          // why a stream that got through was given up for a LIST, when the log shows it
 	Problems []string        // handshake relations that do not hold, in words
 }
 
@@ -113,7 +114,7 @@ func handshake(tag string, initial []record.Record, want string) Handshake {
 	var h Handshake
 	var list *record.Record
 	var watch *record.Record // the last watch request that succeeded
-	added, endBookmark := 0, false
+	added, endBookmark, noBlueprint := 0, false, false
 	var wires []string
 	for i := range initial {
 		r := initial[i]
@@ -123,6 +124,9 @@ func handshake(tag string, initial []record.Record, want string) Handshake {
 		switch {
 		case r.Kind == record.HTTP:
 			h.Requests = append(h.Requests, r)
+			if noBlueprint && requestToken(r) == "LIST" && h.Fallback == "" {
+				h.Fallback = "blueprint annotation missing"
+			}
 			if ok2xx(r.Status) && r.Error == "" {
 				if w := r.Accept + " → " + r.ContentType; !slices.Contains(wires, w) {
 					wires = append(wires, w)
@@ -138,9 +142,15 @@ func handshake(tag string, initial []record.Record, want string) Handshake {
 		case isEndBookmark(r):
 			endBookmark = true
 			h.SyncRV = r.RV
+			noBlueprint = noBlueprint || blueprintMissing(r)
 		}
 	}
 	h.Shape, h.Label = classify(h.Requests)
+	if h.Fallback != "" {
+		// client-go v0.32/v0.33 refuse an initial-events-end bookmark without the list blueprint
+		// ("annotation is missing content") and list instead (kubernetes/kubernetes#138167).
+		h.Label = fmt.Sprintf("STREAM→fallback: %s (%d req)", h.Fallback, len(h.Requests))
+	}
 	h.Wire = strings.Join(wires, "; ")
 	switch {
 	case list != nil:

@@ -305,3 +305,7 @@ func InitialQuery(r record.Record, initial []record.Record) string {
 func InitialRV(r record.Record, initial []record.Record) string {
 	return initialRV(syncRVs(initial)[r.Tag])(r.RV)
 }
+
+// NormalizeRecord renders a record as the steady-phase diff does: rvs kept, hosts, times and
+// random timeouts replaced.
+func NormalizeRecord(r record.Record) string { return normalizeLine(r, steadyRV) }

@@ -31,19 +31,19 @@ type target struct {
 }
 
 // server starts envtest, or connects to the user's cluster.
-func server(ctx context.Context, o options, tmp string, out *record.Writer, rp *reaper.Reaper, say func(string, ...any)) (*target, error) {
-	if o.kubeconfig != "" {
+func server(ctx context.Context, o Spec, tmp string, out *record.Writer, rp *reaper.Reaper, say func(string, ...any)) (*target, error) {
+	if o.Kubeconfig != "" {
 		return cluster(ctx, o, out, say)
 	}
 	// Only the default version is built on demand; another one is a deliberate choice that
 	// takes minutes to build, so it must be provisioned first.
-	if o.serverVersion != "" && o.serverVersion != envtestbin.DefaultVersion {
-		if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: o.serverVersion, NoBuild: true}); err != nil {
-			return nil, usageError{fmt.Errorf("kube-apiserver %s is not provisioned: run `make envtest K8S_VERSION=%s` first (%v)", o.serverVersion, o.serverVersion, err)}
+	if o.ServerVersion != "" && o.ServerVersion != envtestbin.DefaultVersion {
+		if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: o.ServerVersion, NoBuild: true}); err != nil {
+			return nil, usageError{fmt.Errorf("kube-apiserver %s is not provisioned: run `make envtest K8S_VERSION=%s` first (%v)", o.ServerVersion, o.ServerVersion, err)}
 		}
 	}
 	start := time.Now()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, FeatureGates: o.serverGates, Progress: stderrWriter{say}})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.ServerVersion, FeatureGates: o.ServerGates, Progress: stderrWriter{say}})
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func server(ctx context.Context, o options, tmp string, out *record.Writer, rp *
 		rp.Watch(pid, "kube-apiserver")
 	}
 	say("envtest control plane %s up in %s", cp.ServerVersion, time.Since(start).Round(time.Millisecond))
-	out.Setup("", record.StepServer, cp.ServerVersion, o.serverGates)
+	out.Setup("", record.StepServer, cp.ServerVersion, o.ServerGates)
 	kc, err := cp.AdminKubeconfig("informer-lab")
 	if err != nil {
 		cp.Stop()
@@ -70,20 +70,20 @@ func server(ctx context.Context, o options, tmp string, out *record.Writer, rp *
 }
 
 // cluster attaches to the user's cluster and confines the run to a namespace of its own.
-func cluster(ctx context.Context, o options, out *record.Writer, say func(string, ...any)) (*target, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+func cluster(ctx context.Context, o Spec, out *record.Writer, say func(string, ...any)) (*target, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("kubeconfig %s does not load: %s", o.kubeconfig, oneLine(err))}
+		return nil, usageError{fmt.Errorf("kubeconfig %s does not load: %s", o.Kubeconfig, oneLine(err))}
 	}
 	probe := rest.CopyConfig(cfg)
 	probe.Timeout = 10 * time.Second
 	cs, err := kubernetes.NewForConfig(probe)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("kubeconfig %s: %s", o.kubeconfig, oneLine(err))}
+		return nil, usageError{fmt.Errorf("kubeconfig %s: %s", o.Kubeconfig, oneLine(err))}
 	}
 	v, err := cs.Discovery().ServerVersion()
 	if err != nil {
-		return nil, usageError{fmt.Errorf("the cluster of kubeconfig %s does not answer at %s: %s", o.kubeconfig, cfg.Host, oneLine(err))}
+		return nil, usageError{fmt.Errorf("the cluster of kubeconfig %s does not answer at %s: %s", o.Kubeconfig, cfg.Host, oneLine(err))}
 	}
 	ns := "informer-lab-" + rand.String(5)
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"app": "informer-lab"}}}, metav1.CreateOptions{}); err != nil {
@@ -103,7 +103,7 @@ func cluster(ctx context.Context, o options, out *record.Writer, say func(string
 		say("deleted namespace %s and its ConfigMaps", ns)
 		cs = nil
 	}
-	return &target{cfg: cfg, kubeconfig: o.kubeconfig, namespace: ns, stop: stop}, nil
+	return &target{cfg: cfg, kubeconfig: o.Kubeconfig, namespace: ns, stop: stop}, nil
 }
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

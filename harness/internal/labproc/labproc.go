@@ -74,6 +74,9 @@ type Proc struct {
 	fault  string
 	stderr string
 	setups []record.Record // every SETUP record, in order (few: versions, gate, server, synced)
+	// Per tag, the latest watch that the server accepted (HTTP 200) and the latest sign of a
+	// watch that failed (a refused watch, an ERROR event such as 410 Gone, a broken stream).
+	watchOK, watchBad map[string]time.Time
 }
 
 // Start runs bin with args; its JSON records (stdout) go to logPath, its stderr to errPath.
@@ -103,7 +106,8 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 		errFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &Proc{Name: name, cmd: cmd, done: make(chan struct{}), synced: map[string]bool{}, seen: map[string]map[string]bool{}, stderr: errPath}
+	p := &Proc{Name: name, cmd: cmd, done: make(chan struct{}), synced: map[string]bool{}, seen: map[string]map[string]bool{}, stderr: errPath,
+		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}}
 	go func() {
 		defer close(p.done)
 		p.copy(stdout, logFile)
@@ -146,7 +150,31 @@ func (p *Proc) note(r record.Record) {
 			p.seen[r.Tag] = map[string]bool{}
 		}
 		p.seen[r.Tag][Key(r.Event, r.Namespace, r.Name)] = true
+		p.seen[r.Tag][KeyRV(r.Event, r.Namespace, r.Name, r.RV)] = true
+	case r.Kind == record.HTTP && strings.Contains(r.Query, "watch=true"):
+		if r.Status == 200 && r.Error == "" {
+			p.watchOK[r.Tag] = r.Time
+		} else {
+			p.watchBad[r.Tag] = r.Time
+		}
+	case r.Kind == record.WatchEvent && r.Event == "ERROR", r.Kind == record.Setup && r.Step == record.StepBroken:
+		p.watchBad[r.Tag] = r.Time
 	}
+}
+
+// Watching reports whether every one of tags has a watch the server accepted after since,
+// with no failure after it for at least stable: a 410 arrives as an ERROR event just after
+// the 200, so a watch counts as re-established only once it has held for a moment.
+func (p *Proc) Watching(since time.Time, stable time.Duration, tags ...string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range tags {
+		ok := p.watchOK[t]
+		if !ok.After(since) || !ok.After(p.watchBad[t]) || time.Since(ok) < stable {
+			return false
+		}
+	}
+	return true
 }
 
 // Synced reports whether every one of tags has reported its informer synced.
@@ -175,6 +203,10 @@ func (p *Proc) PID() int { return p.cmd.Process.Pid }
 // Key names a watch event by type and object: the harness waits for each write's event
 // without knowing a DELETE's rv (the apiserver answers a DELETE with a Status).
 func Key(event, ns, name string) string { return event + " " + ns + "/" + name }
+
+// KeyRV names a watch event by type, object and rv: one write's event exactly, even when the
+// same object was written before (a watcher that relisted may have seen the earlier one).
+func KeyRV(event, ns, name, rv string) string { return Key(event, ns, name) + "@" + rv }
 
 // Missing returns how many of the events named by keys the watchers of tags have not delivered.
 func (p *Proc) Missing(keys []string, tags ...string) int {

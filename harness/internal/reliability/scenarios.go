@@ -191,7 +191,7 @@ func securityScenarios() []Scenario {
 			}},
 		{"the kubeconfig the harness writes", "security", "mode 0600, outside the run directory, deleted at the end",
 			func(ctx context.Context, e *Env) (string, error) {
-				cmd, _, err := startUntil(ctx, e.Harness, "all 2 labs synced", time.Minute, "-out", e.Out, "-interval", "500ms")
+				cmd, _, err := startUntil(ctx, e.Harness, "labs synced (", time.Minute, "-out", e.Out, "-interval", "500ms")
 				if err != nil {
 					return "", err
 				}

@@ -1,0 +1,403 @@
+package matrix
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"informer-lab/compare/analysis"
+)
+
+// Cells returns one cell per lab of one analyzed run of scenario. Log and Run are left for the
+// caller (Result.Add fills them).
+func Cells(scenario string, rep *analysis.Report) []Cell {
+	server := ServerOf(rep).Name
+	seqs := steadySequences(rep)
+	var cells []Cell
+	for _, l := range rep.Labs {
+		c := Cell{Scenario: scenario, Server: server, Client: l.Name, Agrees: true, SyncMillis: syncMillis(l)}
+		switch scenario {
+		case analysis.ScenarioStartup:
+			c.Verdict, c.Expected, c.Agrees = startupVerdict(l)
+		case analysis.ScenarioSteady:
+			c.Verdict = steadyVerdict(l)
+			if d := seqs.differs(l); d != "" {
+				c.SeqDiffers = true
+				c.Verdict += "; " + d
+			}
+		case analysis.ScenarioReconnect:
+			c.Verdict = reconnectVerdict(l)
+		case analysis.ScenarioRestart, analysis.ScenarioExpired:
+			c.Verdict, c.RecoverMillis = recoveryVerdict(rep, l)
+		default:
+			c.Verdict = fmt.Sprintf("unknown scenario %q", scenario)
+		}
+		c.Lost = lost(l)
+		c.Problems = problems(rep, l)
+		if rep.FreshList == nil {
+			c.Problems = append(c.Problems, "no fresh LIST in the run: caches not checked against the server")
+		}
+		if rep.Scenario != "" && rep.Scenario != scenario {
+			c.Problems = append(c.Problems, fmt.Sprintf("the run recorded scenario %s, not %s", rep.Scenario, scenario))
+		}
+		cells = append(cells, c)
+	}
+	return cells
+}
+
+// syncMillis is the initial sync of the lab's slowest informer: first request to synced.
+func syncMillis(l *analysis.LabReport) int64 {
+	var d time.Duration
+	for _, tag := range l.Tags {
+		d = max(d, l.SyncTime[tag])
+	}
+	return d.Milliseconds()
+}
+
+// perTag shows one text when every informer has it, else "A: …; B: …".
+func perTag(l *analysis.LabReport, text func(tag string) string) string {
+	if len(l.Tags) == 0 {
+		return "no requests"
+	}
+	var parts []string
+	same := true
+	for _, tag := range l.Tags {
+		t := text(tag)
+		same = same && t == text(l.Tags[0])
+		parts = append(parts, tag+": "+t)
+	}
+	if same {
+		return text(l.Tags[0])
+	}
+	return strings.Join(parts, "; ")
+}
+
+func unsynced(l *analysis.LabReport, tag string) bool { return slices.Contains(l.Unsynced, tag) }
+
+// startupVerdict is the handshake label, the shape the gates imply and whether they agree.
+func startupVerdict(l *analysis.LabReport) (verdict, expected string, agrees bool) {
+	agrees = true
+	verdict = perTag(l, func(tag string) string {
+		h := l.Sync[tag]
+		if l.Want != "" && (h.Shape != l.Want || unsynced(l, tag)) {
+			agrees = false
+		}
+		if unsynced(l, tag) {
+			return h.Label + ", never synced"
+		}
+		return h.Label
+	})
+	return verdict, l.Want, agrees
+}
+
+// steadyVerdict compares each informer's steady events with the harness's writes.
+func steadyVerdict(l *analysis.LabReport) string {
+	return perTag(l, func(tag string) string {
+		w := l.Watchers[tag]
+		switch {
+		case unsynced(l, tag):
+			return "never synced"
+		case w.Mismatch != "":
+			return w.Mismatch
+		}
+		return fmt.Sprintf("%d/%d writes, same rvs", len(w.Events), w.Expected)
+	})
+}
+
+// reconnectVerdict says what each re-established watch sent, compressed.
+func reconnectVerdict(l *analysis.LabReport) string {
+	name := func(s analysis.Step) string {
+		switch {
+		case s.Token == "WATCH" && s.FromRV:
+			return "WATCH from rv"
+		case s.Token == "STREAM":
+			return "STREAM again"
+		}
+		return s.Token
+	}
+	pats := map[string]pattern{}
+	for _, tag := range l.Tags {
+		if unsynced(l, tag) {
+			continue
+		}
+		pats[tag] = compress(analysis.Steps(l.After[tag], time.Time{}), name)
+	}
+	return mergePatterns(l, pats, "no watch re-established", false)
+}
+
+// recoveryVerdict is, per informer, its request sequence from the injected fault until it was
+// back in sync, and the time from the harness's "recovered" to the slowest informer back.
+func recoveryVerdict(rep *analysis.Report, l *analysis.LabReport) (string, *int64) {
+	if rep.InjectedAt.IsZero() {
+		return "no fault injected", nil
+	}
+	from := rep.RecoveredAt
+	if from.IsZero() {
+		from = rep.InjectedAt
+	}
+	pats := map[string]pattern{}
+	var slowest time.Duration
+	back := true
+	for _, tag := range l.Tags {
+		if unsynced(l, tag) {
+			continue
+		}
+		steps := analysis.Steps(l.After[tag], rep.InjectedAt)
+		i := analysis.FirstResync(steps)
+		if i < 0 {
+			back = false
+		} else {
+			slowest = max(slowest, steps[i].Resync.Sub(from))
+			steps = steps[:i+1]
+		}
+		p := compress(steps, func(s analysis.Step) string { return s.Token })
+		p.back = i >= 0
+		pats[tag] = p
+	}
+	verdict := mergePatterns(l, pats, "no request after the fault", true)
+	if !back || len(pats) == 0 {
+		return verdict, nil
+	}
+	ms := slowest.Milliseconds()
+	return verdict, &ms
+}
+
+// unit is one request with the ERROR events its stream carried ("WATCH→410"), repeated n times.
+type unit struct {
+	text   string
+	lo, hi int // how many times in a row: lo == hi for one informer, a range when merged
+}
+
+// pattern is an informer's compressed steps.
+type pattern struct {
+	units        []unit
+	reqLo, reqHi int  // requests
+	back         bool // recovery: ended back in sync
+}
+
+// compress turns steps into units: a request with its ERROR events, consecutive equal units
+// counted.
+func compress(steps []analysis.Step, name func(analysis.Step) string) pattern {
+	var texts []string
+	p := pattern{}
+	for _, s := range steps {
+		switch {
+		case s.Request:
+			p.reqLo++
+			texts = append(texts, name(s))
+		case len(texts) > 0:
+			texts[len(texts)-1] += "→" + s.Token
+		default:
+			texts = append(texts, s.Token)
+		}
+	}
+	p.reqHi = p.reqLo
+	for _, t := range texts {
+		if n := len(p.units); n > 0 && p.units[n-1].text == t {
+			p.units[n-1].lo++
+			p.units[n-1].hi++
+			continue
+		}
+		p.units = append(p.units, unit{text: t, lo: 1, hi: 1})
+	}
+	return p
+}
+
+func (p pattern) shape() string {
+	var parts []string
+	for _, u := range p.units {
+		parts = append(parts, u.text)
+	}
+	return strings.Join(parts, "→")
+}
+
+// render writes the pattern, e.g. "WATCH(error)×2→WATCH (3 req)" or "WATCH from rv ×3".
+func (p pattern) render(withReqs bool) string {
+	var parts []string
+	for _, u := range p.units {
+		s := u.text
+		if u.hi > 1 {
+			if !strings.HasSuffix(s, ")") {
+				s += " "
+			}
+			s += "×" + span(u.lo, u.hi)
+		}
+		parts = append(parts, s)
+	}
+	s := strings.Join(parts, "→")
+	if withReqs {
+		s += " (" + span(p.reqLo, p.reqHi) + " req)"
+	}
+	return s
+}
+
+func span(lo, hi int) string {
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+// mergePatterns shows one pattern when every informer did the same things (counts may differ:
+// they become ranges), else each informer's.
+func mergePatterns(l *analysis.LabReport, pats map[string]pattern, none string, recovery bool) string {
+	text := func(p pattern) string {
+		if len(p.units) == 0 {
+			return none
+		}
+		s := p.render(recovery)
+		if recovery && !p.back {
+			s += ", not back in sync"
+		}
+		return s
+	}
+	var tags []string
+	for _, tag := range l.Tags {
+		if _, ok := pats[tag]; ok {
+			tags = append(tags, tag)
+		}
+	}
+	var never []string
+	for _, tag := range l.Unsynced {
+		never = append(never, tag+": never synced")
+	}
+	if len(tags) == 0 {
+		if len(never) > 0 {
+			return strings.Join(never, "; ")
+		}
+		return none
+	}
+	merged, same := pats[tags[0]], true
+	merged.units = slices.Clone(merged.units)
+	for _, tag := range tags[1:] {
+		p := pats[tag]
+		if p.shape() != merged.shape() || p.back != merged.back {
+			same = false
+			break
+		}
+		for i := range merged.units {
+			merged.units[i].lo = min(merged.units[i].lo, p.units[i].lo)
+			merged.units[i].hi = max(merged.units[i].hi, p.units[i].hi)
+		}
+		merged.reqLo, merged.reqHi = min(merged.reqLo, p.reqLo), max(merged.reqHi, p.reqHi)
+	}
+	var out []string
+	if same {
+		out = []string{text(merged)}
+		if len(never) > 0 {
+			out[0] = strings.Join(tags, ", ") + ": " + out[0]
+		}
+	} else {
+		for _, tag := range tags {
+			out = append(out, tag+": "+text(pats[tag]))
+		}
+	}
+	return strings.Join(append(out, never...), "; ")
+}
+
+// lost gathers the informers' cache differences from the fresh LIST.
+func lost(l *analysis.LabReport) string {
+	var parts []string
+	for _, tag := range l.Tags {
+		if d := l.Caches[tag]; d != "" {
+			parts = append(parts, tag+": "+d)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// problems are the report's failures about this lab, without the lab's name, and those about the
+// whole run (no lab named), marked "run:".
+func problems(rep *analysis.Report, l *analysis.LabReport) []string {
+	var out []string
+	for _, f := range rep.Failures {
+		owner := ""
+		for _, other := range rep.Labs {
+			if strings.HasPrefix(f, other.Name+": ") || strings.HasPrefix(f, "fault recorded: "+other.Name+": ") {
+				owner = other.Name
+				break
+			}
+		}
+		switch owner {
+		case l.Name:
+			f = strings.Replace(f, l.Name+": ", "", 1)
+			out = append(out, f)
+		case "":
+			out = append(out, "run: "+f)
+		}
+	}
+	return out
+}
+
+// sequences are the steady event sequences of a run's watchers, for finding the odd ones out.
+type sequences struct {
+	byWatcher map[string][]string // "lab/tag" -> events
+	reference []string            // the sequence a strict majority of the watchers saw, if hasRef
+	hasRef    bool                // some sequence has a strict majority
+}
+
+func watcherKey(lab, tag string) string { return lab + "/" + tag }
+
+func steadySequences(rep *analysis.Report) sequences {
+	s := sequences{byWatcher: map[string][]string{}}
+	count := map[string]int{}
+	total := 0
+	for _, l := range rep.Labs {
+		for _, tag := range l.Tags {
+			var evs []string
+			for _, e := range l.Watchers[tag].Events {
+				evs = append(evs, eventText(e.Event, e.Namespace, e.Name, e.RV))
+			}
+			s.byWatcher[watcherKey(l.Name, tag)] = evs
+			count[strings.Join(evs, "\n")]++
+			total++
+		}
+	}
+	for seq, n := range count {
+		if 2*n > total && seq != "" {
+			s.hasRef, s.reference = true, strings.Split(seq, "\n")
+		} else if 2*n > total {
+			s.hasRef = true // the majority saw no event at all
+		}
+	}
+	return s
+}
+
+// differs says how the lab's sequences differ from the run's reference sequence, "" when not.
+func (s sequences) differs(l *analysis.LabReport) string {
+	for _, tag := range l.Tags {
+		evs := s.byWatcher[watcherKey(l.Name, tag)]
+		if !s.hasRef {
+			return "no event sequence shared by most watchers of the run"
+		}
+		if slices.Equal(evs, s.reference) {
+			continue
+		}
+		for i := 0; ; i++ {
+			switch {
+			case i >= len(evs):
+				return fmt.Sprintf("%s's sequence differs from the other cells': it ends at #%d, others go on with %s", tag, i+1, s.reference[i])
+			case i >= len(s.reference):
+				return fmt.Sprintf("%s's sequence differs from the other cells': #%d %s is extra", tag, i+1, evs[i])
+			case evs[i] != s.reference[i]:
+				return fmt.Sprintf("%s's sequence differs from the other cells' at #%d: %s, others %s", tag, i+1, evs[i], s.reference[i])
+			}
+		}
+	}
+	return ""
+}
+
+func eventText(event, ns, name, rv string) string {
+	s := event
+	if name != "" {
+		if ns != "" {
+			name = ns + "/" + name
+		}
+		s += " " + name
+	}
+	if rv != "" {
+		s += " rv=" + rv
+	}
+	return s
+}

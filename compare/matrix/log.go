@@ -1,0 +1,108 @@
+package matrix
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"informer-lab/compare/analysis"
+	"informer-lab/record"
+)
+
+// CellLog is the normalized log of one cell: the lab's initial and steady phases as compare
+// diffs them, what its informers did on the wire after their sync (with the harness's fault and
+// recovery marked), each informer's cache against the fresh LIST, and the problems found.
+func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	srv := ServerOf(rep)
+	scenario := rep.Scenario
+	if scenario == "" {
+		scenario = "(no scenario recorded)"
+	}
+	line("informer-lab matrix cell: %s, scenario %s, server %s", lab.Name, scenario, srv.Name)
+	line("client-go %s, WatchListClient %s (%s)", orQ(lab.ClientGo), orQ(lab.Gate), orQ(lab.GateHow))
+	if rep.Proxy != "" {
+		line("proxy: %s", rep.Proxy)
+	}
+	if rep.Injected != "" {
+		line("fault injected by the harness: %s", rep.Injected)
+	}
+	line("run: %s", rep.Dir)
+
+	section := func(title string, lines []string) {
+		line("\n== %s ==", title)
+		if len(lines) == 0 {
+			line("(nothing)")
+		}
+		for _, l := range lines {
+			line("%s", l)
+		}
+	}
+	section("initial sync", lab.Initial)
+	section("steady", lab.Steady)
+	section("requests and errors after each informer's sync", afterLines(rep, lab))
+
+	var caches []string
+	for _, tag := range lab.Tags {
+		switch d, ok := lab.Caches[tag]; {
+		case rep.FreshList == nil || !ok:
+			caches = append(caches, tag+": not checked (no fresh LIST)")
+		case d == "":
+			caches = append(caches, fmt.Sprintf("%s: equal (%d objects)", tag, len(rep.FreshList.Items)))
+		default:
+			caches = append(caches, tag+": LOST: "+d)
+		}
+	}
+	section("cache at stop vs fresh LIST", caches)
+	probs := problems(rep, lab)
+	if len(probs) == 0 {
+		probs = []string{"none"}
+	}
+	section("problems", probs)
+	return b.String()
+}
+
+// afterLines are the requests, ERROR events, end bookmarks and broken streams of every informer
+// after its sync, by time, with the harness's injected and recovered records between them.
+// Times are relative to the first of them.
+func afterLines(rep *analysis.Report, lab *analysis.LabReport) []string {
+	var recs []record.Record
+	for _, tag := range lab.Tags {
+		for _, r := range lab.After[tag] {
+			if r.Kind == record.HTTP || (r.Kind == record.WatchEvent && (r.Event == "ERROR" || analysis.IsEndBookmark(r))) ||
+				(r.Kind == record.Setup && r.Step == record.StepBroken) {
+				recs = append(recs, r)
+			}
+		}
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	marks := []record.Record{}
+	if !rep.InjectedAt.IsZero() {
+		marks = append(marks, record.Record{Time: rep.InjectedAt, Source: "harness", Kind: record.Setup, Step: record.StepInjected})
+	}
+	if !rep.RecoveredAt.IsZero() {
+		marks = append(marks, record.Record{Time: rep.RecoveredAt, Source: "harness", Kind: record.Setup, Step: record.StepRecovered})
+	}
+	recs = append(recs, marks...)
+	slices.SortStableFunc(recs, func(a, b record.Record) int { return a.Time.Compare(b.Time) })
+	t0 := recs[0].Time
+	var out []string
+	for _, r := range recs {
+		at := fmt.Sprintf("+%6.3fs ", float64(r.Time.Sub(t0))/float64(time.Second))
+		if r.Source == "harness" {
+			what := r.Step
+			if r.Step == record.StepInjected {
+				fault, _, _ := strings.Cut(rep.Injected, " (")
+				what += " " + fault
+			}
+			out = append(out, at+"--- harness: "+what+" ---")
+			continue
+		}
+		out = append(out, at+analysis.NormalizeRecord(r))
+	}
+	return out
+}

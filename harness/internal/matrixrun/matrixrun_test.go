@@ -1,0 +1,94 @@
+package matrixrun
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"informer-lab/compare/matrix"
+	"informer-lab/lab/labtest"
+	"informer-lab/lab/reaper"
+)
+
+func TestMain(m *testing.M) {
+	if reaper.IsReaper() { // each run starts this test binary again as its reaper
+		os.Exit(reaper.Run())
+	}
+	labtest.BecomeSubreaper(nil)
+	os.Exit(m.Run())
+}
+
+// The reduced grid, for real: the default server with its WatchList gate on and off, every
+// client cell, startup + steady + reconnect. The verdicts asserted are the ones the gates
+// imply (../shared/FACTS.md) and what the matrix showed on every run so far.
+func TestReducedGrid(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"-out", out, "-servers", "1.32.13,1.32.13:WatchList=false", "-scenarios", "startup,steady,reconnect"}, &stdout, &stderr)
+	t.Logf("stderr:\n%s", stderr.String())
+	t.Logf("grid:\n%s", stdout.String())
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (every run completed, no cell lost data)", code)
+	}
+	labtest.CheckNoChildren(t)
+	dirs, _ := filepath.Glob(filepath.Join(out, "matrix-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one matrix run directory, got %v", dirs)
+	}
+	res, err := matrix.Load(filepath.Join(dirs[0], "matrix.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dirs[0], "matrix.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Clients) < 8 || len(res.Servers) != 2 || len(res.Cells) != 3*2*len(res.Clients) {
+		t.Fatalf("want >= 8 clients x 2 servers x 3 scenarios, got %d clients, %d servers, %d cells", len(res.Clients), len(res.Servers), len(res.Cells))
+	}
+	steady := map[string]string{} // server -> the verdict every cell must share
+	for _, c := range res.Cells {
+		where := c.Scenario + " / " + c.Server + " / " + c.Client
+		if c.Lost != "" || c.Failed != "" || len(c.Problems) > 0 {
+			t.Errorf("%s: lost %q, failed %q, problems %v", where, c.Lost, c.Failed, c.Problems)
+		}
+		if _, err := os.Stat(filepath.Join(dirs[0], c.Log)); c.Log == "" || err != nil {
+			t.Errorf("%s: no normalized log (%q): %v", where, c.Log, err)
+		}
+		if !strings.Contains(string(md), c.Verdict) {
+			t.Errorf("%s: verdict %q not in matrix.md", where, c.Verdict)
+		}
+		gateOn := strings.HasSuffix(c.Client, "-on")
+		serverStreams := !strings.Contains(c.Server, "WatchList=false")
+		switch c.Scenario {
+		case "startup":
+			want := "LIST→WATCH (2 req)"
+			switch {
+			case gateOn && serverStreams:
+				want = "STREAM (1 req)"
+			case gateOn:
+				want = "STREAM→422→LIST→WATCH"
+			}
+			if !strings.HasPrefix(c.Verdict, want) || !c.Agrees {
+				t.Errorf("%s: verdict %q (agrees with the gates: %v), want %q", where, c.Verdict, c.Agrees, want)
+			}
+		case "steady":
+			if !strings.Contains(c.Verdict, "writes, same rvs") {
+				t.Errorf("%s: verdict %q, want every write with the writer's rv", where, c.Verdict)
+			}
+			if s, ok := steady[c.Server]; ok && s != c.Verdict {
+				t.Errorf("%s: verdict %q differs from another cell's %q on the same server", where, c.Verdict, s)
+			}
+			steady[c.Server] = c.Verdict
+		case "reconnect":
+			// Every re-established watch is a plain WATCH from the last rv: no cell streams or
+			// relists again when the server ends a watch at its timeout.
+			if !strings.Contains(c.Verdict, "WATCH from rv") || strings.Contains(c.Verdict, "STREAM") || strings.Contains(c.Verdict, "LIST") {
+				t.Errorf("%s: verdict %q, want plain watches from the last rv", where, c.Verdict)
+			}
+		}
+	}
+}
