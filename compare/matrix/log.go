@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -29,7 +30,8 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 	if rep.Injected != "" {
 		line("fault injected by the harness: %s", rep.Injected)
 	}
-	line("run: %s", rep.Dir)
+	// The run directory's last two parts (<scenario>/<server>): no local path in published logs.
+	line("run: %s", filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(rep.Dir)), filepath.Base(rep.Dir))))
 
 	section := func(title string, lines []string) {
 		line("\n== %s ==", title)
