@@ -115,7 +115,7 @@ func TestInterruptMidRun(t *testing.T) {
 		t.Fatalf("build harness: %v\n%s", err, out)
 	}
 	out := t.TempDir()
-	cmd := exec.Command(bin, "-out", out, "-interval", "1s")
+	cmd := exec.Command(bin, "-out", out, "-labs", "client-v031,client-v032", "-interval", "1s")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

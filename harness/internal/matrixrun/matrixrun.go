@@ -178,7 +178,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: v, NoBuild: true}); err != nil {
 			say("kube-apiserver %s is not in the envtest store yet: building it from the Go module proxy (3-8 minutes cold)", v)
 			if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: v, Progress: prefixed{stderr, "[envtest " + v + "] "}}); err != nil {
-				return exitRun, fmt.Errorf("provision kube-apiserver %s: %w", v, err)
+				code := exitRun
+				if errors.Is(err, envtestbin.ErrNotServed) || errors.Is(err, envtestbin.ErrBadVersion) {
+					code = exitUsage // a version that does not exist: the user's input
+				}
+				return code, fmt.Errorf("provision kube-apiserver %s: %w", v, err)
 			}
 			say("kube-apiserver %s built in %s", v, time.Since(t).Round(time.Second))
 		}
@@ -237,7 +241,14 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 			say("%d/%d: kube-apiserver %s, scenario %s (%d cells; %s so far%s)", n, total, s.name(), sc, len(cells), time.Since(start).Round(time.Second), eta)
 			err := runOne(ctx, o, res, dir, sc, s, cells, say)
 			if ctx.Err() != nil {
-				return exitRun, fmt.Errorf("interrupted during %s on %s; finished runs are in %s", sc, s.name(), dir)
+				// Keep what was finished: the grid so far, without the interrupted run's cells.
+				res.Cells = slices.DeleteFunc(res.Cells, func(c matrix.Cell) bool { return c.Scenario == sc && c.Server == s.name() })
+				res.Duration = time.Since(start).Round(time.Second).String()
+				o.docs = false
+				if err := write(res, dir, o, stdout); err != nil {
+					say("writing the partial grid: %v", err)
+				}
+				return exitRun, fmt.Errorf("interrupted during %s on %s; the grid so far and the finished runs are in %s", sc, s.name(), dir)
 			}
 			if err != nil {
 				say("run failed: %v", err)

@@ -92,3 +92,28 @@ func TestReducedGrid(t *testing.T) {
 		}
 	}
 }
+
+// Bad input fails fast with exit 2 and one line that says what was wrong and what is valid,
+// before any server starts or any directory is made.
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--clients", "client-v099"}, `unknown client "client-v099": the cells are client-v031-off, client-v031-on`},
+		{[]string{"--servers", "1.32"}, `server "1.32": want a version X.Y.Z`},
+		{[]string{"--servers", "1.99.0", "--scenarios", "startup"}, "no 1.99.x release is served"},
+		{[]string{"--scenarios", "boot"}, `unknown scenario "boot": the scenarios are startup, steady, reconnect, restart, expired`},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		out := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), append([]string{"-out", out}, tc.args...), &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr.String(), exitUsage, tc.want)
+		}
+		if entries, _ := os.ReadDir(out); len(entries) > 0 {
+			t.Errorf("%v: bad input left %d entries in the output directory", tc.args, len(entries))
+		}
+	}
+}

@@ -29,7 +29,7 @@ func faultScenarios() []Scenario {
 	return []Scenario{
 		{"kube-apiserver SIGKILLed mid-run, restarted", "fault", "exit 0; every watcher reports its broken stream, watches again, ends with its cache equal to a fresh LIST; the fault is in the verdict",
 			func(ctx context.Context, e *Env) (string, error) {
-				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-fault", "kill-apiserver")
+				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "kill-apiserver")
 				obs := fmt.Sprintf("exit %d", p.code)
 				if p.code != 0 {
 					return obs, fmt.Errorf("stdout:\n%s\nstderr:\n%s", clip(p.stdout, 2000), clip(p.stderr, 1000))
@@ -43,12 +43,12 @@ func faultScenarios() []Scenario {
 			}},
 		{"etcd SIGKILLed mid-run", "fault", "exit 3 with an error that names etcd; all processes gone",
 			func(ctx context.Context, e *Env) (string, error) {
-				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-fault", "kill-etcd")
+				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "kill-etcd")
 				return badInput(p, 3, "etcd (pid")
 			}},
 		{"a lab crashes (SIGKILL) mid-run", "fault", "exit 3 naming the lab; the other lab stopped; every log kept and readable",
 			func(ctx context.Context, e *Env) (string, error) {
-				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-fault", "crash-lab")
+				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "crash-lab")
 				obs, err := badInput(p, 3, "lab client-v031 exited")
 				if err != nil {
 					return obs, err
@@ -57,7 +57,7 @@ func faultScenarios() []Scenario {
 			}},
 		{"a lab hangs (SIGSTOP) mid-run", "fault", "bounded wait (-sync-timeout 8s), the lab named in the verdict, killed after -stop-grace; exit 1",
 			func(ctx context.Context, e *Env) (string, error) {
-				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-fault", "hang-lab", "-sync-timeout", "8s", "-stop-grace", "2s")
+				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "hang-lab", "-sync-timeout", "8s", "-stop-grace", "2s")
 				obs := fmt.Sprintf("exit %d; %s", p.code, line(p.stdout, "fault: harness: writes not delivered"))
 				if p.code != 1 || !strings.Contains(p.stdout, "waiting for client-v031") {
 					return obs, fmt.Errorf("want exit 1 and the hung lab named; stdout: %s", clip(p.stdout, 1500))
@@ -66,7 +66,7 @@ func faultScenarios() []Scenario {
 			}},
 		{"the harness itself is SIGKILLed", "fault", "its labs die with it (parent-death signal), its reaper kills etcd and kube-apiserver at once",
 			func(ctx context.Context, e *Env) (string, error) {
-				cmd, seen, err := startUntil(ctx, e.Harness, "writing", time.Minute, "-out", e.Out, "-interval", "1s")
+				cmd, seen, err := startUntil(ctx, e.Harness, "writing", time.Minute, "-out", e.Out, "-labs", twoLabs, "-interval", "1s")
 				if err != nil {
 					return "", err
 				}
@@ -81,7 +81,7 @@ func faultScenarios() []Scenario {
 				res := make([]proc, 2)
 				for i := range res {
 					wg.Add(1)
-					go func(i int) { defer wg.Done(); res[i] = run(ctx, runTimeout, e.Harness, "-out", e.Out) }(i)
+					go func(i int) { defer wg.Done(); res[i] = run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs) }(i)
 				}
 				wg.Wait()
 				a, b := runDir(res[0]), runDir(res[1])
@@ -108,7 +108,7 @@ func faultScenarios() []Scenario {
 func badInputScenarios() []Scenario {
 	h := func(name, want string, code int, args ...string) Scenario {
 		return Scenario{name, "bad input", fmt.Sprintf("exit %d, one error line: %q", code, want), func(ctx context.Context, e *Env) (string, error) {
-			return badInput(run(ctx, runTimeout, e.Harness, append([]string{"-out", e.Out}, args...)...), code, want)
+			return badInput(run(ctx, runTimeout, e.Harness, append([]string{"-out", e.Out, "-labs", twoLabs}, args...)...), code, want)
 		}}
 	}
 	lab := func(name, want string, code int, args ...string) Scenario {
@@ -143,7 +143,7 @@ func badInputScenarios() []Scenario {
 			path := filepath.Join(e.Tmp, "nowhere.kubeconfig")
 			kc := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
 			os.WriteFile(path, []byte(kc), 0o600)
-			return badInput(run(ctx, runTimeout, e.Harness, "-out", e.Out, "-kubeconfig", path), 2, "does not answer")
+			return badInput(run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-kubeconfig", path), 2, "does not answer")
 		}},
 		h("harness: server version not provisioned", "is not provisioned: run `make envtest K8S_VERSION=1.31.999`", 2, "-server-version", "1.31.999"),
 		lab("lab: bad gate value", `-watch-list must be on, off or default`, 2, "-watch-list", "maybe"),
@@ -179,7 +179,7 @@ func securityScenarios() []Scenario {
 	return []Scenario{
 		{"no credentials in wire logs or run directories", "security", "no key, certificate, kubeconfig data or token in any run directory the suite produced",
 			func(ctx context.Context, e *Env) (string, error) {
-				p := run(ctx, runTimeout, e.Harness, "-out", e.Out)
+				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs)
 				if p.code != 0 {
 					return fmt.Sprintf("exit %d", p.code), fmt.Errorf("%s", clip(p.stderr, 500))
 				}
@@ -191,7 +191,7 @@ func securityScenarios() []Scenario {
 			}},
 		{"the kubeconfig the harness writes", "security", "mode 0600, outside the run directory, deleted at the end",
 			func(ctx context.Context, e *Env) (string, error) {
-				cmd, _, err := startUntil(ctx, e.Harness, "labs synced (", time.Minute, "-out", e.Out, "-interval", "500ms")
+				cmd, _, err := startUntil(ctx, e.Harness, "labs synced (", time.Minute, "-out", e.Out, "-labs", twoLabs, "-interval", "500ms")
 				if err != nil {
 					return "", err
 				}
@@ -241,7 +241,7 @@ func securityScenarios() []Scenario {
 				}
 				cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "users-own"}, Data: map[string]string{"keep": "me"}}, metav1.CreateOptions{})
 				before := snapshot(ctx, cs)
-				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-kubeconfig", path)
+				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-kubeconfig", path)
 				if p.code != 0 {
 					return fmt.Sprintf("exit %d", p.code), fmt.Errorf("%s", clip(p.stderr+p.stdout, 1500))
 				}
