@@ -81,7 +81,10 @@ func faultScenarios() []Scenario {
 				res := make([]proc, 2)
 				for i := range res {
 					wg.Add(1)
-					go func(i int) { defer wg.Done(); res[i] = run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs) }(i)
+					go func(i int) {
+						defer wg.Done()
+						res[i] = run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs)
+					}(i)
 				}
 				wg.Wait()
 				a, b := runDir(res[0]), runDir(res[1])
