@@ -46,7 +46,7 @@ type LabReport struct {
 	Rewatch  map[string]int             // per tag: watch requests after an injected fault (reconnect scenario: after its sync)
 	Broken   map[string]int             // per tag: watch streams that broke mid-stream
 	Sync     map[string]Handshake       // per tag
-	SyncTime map[string]time.Duration   // per tag: its first request to its SETUP synced (0 if it never synced)
+	SyncTime map[string]time.Duration   // per tag: its first request to its sync point on the wire (0 if it never synced)
 	After    map[string][]record.Record // per tag: its records after its own SETUP synced, handler calls left out
 	Reread   map[string]bool            // per tag: it listed or streamed again after its sync
 	Watchers map[string]*Watcher        // per tag: the steady phase

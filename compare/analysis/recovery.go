@@ -147,11 +147,11 @@ func rewatches(steps []Step) int {
 
 // tagPhases cuts one lab's records per informer at that informer's own SETUP synced record:
 // before (inclusive) its handshake, after it what it did later, handler calls left out. It also
-// returns, per informer, the time from its first request to its sync.
+// returns, per informer, the time from its first request to its sync point on the wire.
 func tagPhases(recs []record.Record) (before, after map[string][]record.Record, syncTime map[string]time.Duration) {
 	before, after, syncTime = map[string][]record.Record{}, map[string][]record.Record{}, map[string]time.Duration{}
 	synced := map[string]bool{}
-	first := map[string]time.Time{}
+	first, point := map[string]time.Time{}, map[string]time.Time{}
 	for _, r := range recs {
 		if r.Tag == "" {
 			continue
@@ -164,12 +164,23 @@ func tagPhases(recs []record.Record) (before, after map[string][]record.Record, 
 		default:
 			before[r.Tag] = append(before[r.Tag], r)
 			if r.Kind == record.HTTP && first[r.Tag].IsZero() {
-				first[r.Tag] = r.Time
+				// An HTTP record is written when the response headers arrive, Millis after the request.
+				first[r.Tag] = r.Time.Add(-time.Duration(r.Millis) * time.Millisecond)
+			}
+			if r.Kind == record.List || isEndBookmark(r) {
+				point[r.Tag] = r.Time
 			}
 			if r.Kind == record.Setup && r.Step == record.StepSynced {
 				synced[r.Tag] = true
+				// The sync point on the wire: the LIST body read, or the end-of-initial-events
+				// bookmark. The synced record itself comes up to 100 ms later (client-go's
+				// WaitForCacheSync polls), so it would measure the poll, not the handshake.
+				end := point[r.Tag]
+				if end.IsZero() {
+					end = r.Time
+				}
 				if !first[r.Tag].IsZero() {
-					syncTime[r.Tag] = r.Time.Sub(first[r.Tag])
+					syncTime[r.Tag] = end.Sub(first[r.Tag])
 				}
 			}
 		}

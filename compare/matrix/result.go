@@ -72,7 +72,7 @@ type Cell struct {
 	Failed     string   `json:"failed,omitempty"`
 	Problems   []string `json:"problems,omitempty"`   // the run's failures that concern this client (and those of the whole run)
 	SeqDiffers bool     `json:"seqDiffers,omitempty"` // steady: its event sequence differs from the other cells of the run
-	SyncMillis int64    `json:"syncMillis"`           // initial sync: first request to synced, slowest informer
+	SyncMillis int64    `json:"syncMillis"`           // initial sync: first request to the sync point on the wire (LIST read, or end bookmark), slowest informer
 	// RecoverMillis is, in restart and expired, the time from the harness's "recovered" record to
 	// the slowest informer being back in sync (negative: back before the harness recorded it);
 	// absent when not measured or never back.

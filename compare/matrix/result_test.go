@@ -117,8 +117,8 @@ func TestMarkdown(t *testing.T) {
 		"client-go v0.31.14 (client-v031), v0.32.13 (client-v032); kube-apiserver 1.33.13 WatchList=true, 1.34.4",
 		"## startup\n",
 		"| client | 1.33.13 WatchList=true | 1.34.4 |\n| --- | --- | --- |\n",
-		"| client-v031 off (default) | [LIST→WATCH (2 req)](runs/v1.33.13/startup/client-v031-off.cell.log) · 0 ms | [LIST→WATCH (2 req)](runs/v1.34.4/startup/client-v031-off.cell.log) · 0 ms |",
-		"| client-v032 on | [STREAM (1 req)](runs/v1.33.13/startup/client-v032-on.cell.log) · 0 ms | [STREAM→fallback: blueprint annotation missing (3 req)](runs/v1.34.4/startup/client-v032-on.cell.log) · 1 ms<br>⚠ expected STREAM |",
+		"| client-v031 off (default) | [LIST→WATCH (2 req)](runs/v1.33.13/startup/client-v031-off.cell.log) · 2 ms | [LIST→WATCH (2 req)](runs/v1.34.4/startup/client-v031-off.cell.log) · 2 ms |",
+		"| client-v032 on | [STREAM (1 req)](runs/v1.33.13/startup/client-v032-on.cell.log) · 2 ms | [STREAM→fallback: blueprint annotation missing (3 req)](runs/v1.34.4/startup/client-v032-on.cell.log) · 2 ms<br>⚠ expected STREAM |",
 		"## reconnect\n",
 		"[WATCH from rv](runs/v1.34.4/reconnect/client-v032-on.cell.log)<br>🔴 LOST: A: missing default/seed-cm-1 |",
 		"## Findings\n\n",
@@ -170,7 +170,7 @@ func TestTerminal(t *testing.T) {
 	for _, s := range []string{
 		"informer-lab matrix · 2026-11-30 10:00 UTC",
 		"== startup ==\nclient                    | 1.33.13 WatchList=true    | 1.34.4\n",
-		"client-v032 on            | STREAM (1 req) · 0 ms     | STREAM→fallback: blueprint annotation missing (3 req) · 1 ms · ! expected STREAM\n",
+		"client-v032 on            | STREAM (1 req) · 2 ms     | STREAM→fallback: blueprint annotation missing (3 req) · 2 ms · ! expected STREAM\n",
 		"| WATCH from rv · ! LOST: A: missing default/seed-cm-1\n",
 		"\nFindings:\n- startup · 1.34.4 · client-v032-on: expected STREAM",
 	} {
