@@ -229,13 +229,14 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		res.Servers = append(res.Servers, matrix.Server{Name: s.name(), Version: "v" + s.version, FeatureGates: s.gates})
 	}
 	total, n := len(g.servers)*len(g.scenarios), 0
+	gridStart := time.Now() // after the builds: what is left is runs like the ones done
 	// Server by server, so the estimate of what is left holds (every server plays every scenario).
 	for _, s := range g.servers {
 		for _, sc := range g.scenarios {
 			n++
 			eta := ""
 			if n > 1 {
-				left := time.Since(start) / time.Duration(n-1) * time.Duration(total-n+1)
+				left := time.Since(gridStart) / time.Duration(n-1) * time.Duration(total-n+1)
 				eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
 			}
 			say("%d/%d: kube-apiserver %s, scenario %s (%d cells; %s so far%s)", n, total, s.name(), sc, len(cells), time.Since(start).Round(time.Second), eta)
