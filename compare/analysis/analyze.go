@@ -321,11 +321,11 @@ func matches(wr, ev record.Record) bool {
 }
 
 func writeText(wr record.Record) string {
-	return eventLine(eventFor[wr.Event], wr.Namespace, wr.Name, wr.RV)
+	return EventLine(eventFor[wr.Event], wr.Namespace, wr.Name, wr.RV)
 }
 
 func eventText(ev record.Record) string {
-	return eventLine(ev.Event, ev.Namespace, ev.Name, ev.RV)
+	return EventLine(ev.Event, ev.Namespace, ev.Name, ev.RV)
 }
 
 // rvAfter reports whether rv is newer than sync. Comparing rvs as numbers is what the API says

@@ -137,7 +137,7 @@ func normalizeLine(r record.Record, rv rvMapper) string {
 			b.WriteString(" " + objectName(it.Namespace, it.Name))
 		}
 	case record.WatchEvent:
-		b.WriteString(eventLine(r.Event, r.Namespace, r.Name, rv(r.RV)))
+		b.WriteString(EventLine(r.Event, r.Namespace, r.Name, rv(r.RV)))
 		for _, k := range sortedKeys(r.Annotations) {
 			fmt.Fprintf(&b, " %s=%s", k, r.Annotations[k])
 		}
@@ -145,7 +145,7 @@ func normalizeLine(r record.Record, rv rvMapper) string {
 			b.WriteString(" " + scrub(r.Detail))
 		}
 	case record.Handler, record.Mutator:
-		b.WriteString(eventLine(r.Event, r.Namespace, r.Name, rv(r.RV)))
+		b.WriteString(EventLine(r.Event, r.Namespace, r.Name, rv(r.RV)))
 		if r.Error != "" {
 			b.WriteString(" error: " + scrub(r.Error))
 		}
@@ -194,8 +194,8 @@ func scrub(s string) string {
 	return hostPort.ReplaceAllString(s, phHost)
 }
 
-// eventLine renders "MODIFIED default/lab-cm-1 rv=521", leaving out what is empty.
-func eventLine(event, ns, name, rv string) string {
+// EventLine renders "MODIFIED default/lab-cm-1 rv=521", leaving out what is empty.
+func EventLine(event, ns, name, rv string) string {
 	s := event
 	if name != "" {
 		s += " " + objectName(ns, name)

@@ -28,7 +28,7 @@ const blueprintAnnotation = "kubernetes.io/initial-events-list-blueprint"
 // event a watch stream carried (a 410 Expired that makes the reflector relist).
 type Step struct {
 	Time    time.Time
-	Token   string // request: RequestToken (LIST, WATCH, STREAM, "WATCH(error)", "WATCH(410)"); event: "410" or "ERROR"
+	Token   string // request: requestToken (LIST, WATCH, STREAM, "WATCH(error)", "WATCH(410)"); event: "410" or "ERROR"
 	Request bool   // an HTTP request, not an ERROR event
 	FromRV  bool   // a WATCH that resumes from a resourceVersion (neither "" nor "0")
 	// Resync is when this request brought the informer back in sync, zero if it did not: a plain
@@ -37,16 +37,12 @@ type Step struct {
 	Resync time.Time
 }
 
-// RequestToken names one request: LIST, WATCH or STREAM (a watch asking for initial events), with
-// its status in parentheses when the server did not answer 2xx, "(error)" when it did not answer.
-func RequestToken(r record.Record) string { return requestToken(r) }
-
 // IsEndBookmark reports the BOOKMARK annotated k8s.io/initial-events-end: the end of a stream's
 // initial events, the point an informer is in sync.
 func IsEndBookmark(r record.Record) bool { return isEndBookmark(r) }
 
-// IsExpired reports an ERROR watch event carrying a 410 (the rv the watch asked for is too old).
-func IsExpired(r record.Record) bool {
+// isExpired reports an ERROR watch event carrying a 410 (the rv the watch asked for is too old).
+func isExpired(r record.Record) bool {
 	return r.Kind == record.WatchEvent && r.Event == "ERROR" && strings.Contains(r.Detail, "code=410")
 }
 
@@ -80,7 +76,7 @@ func Steps(after []record.Record, since time.Time) []Step {
 			steps = append(steps, s)
 		case r.Kind == record.WatchEvent && r.Event == "ERROR":
 			tok := "ERROR"
-			if IsExpired(r) {
+			if isExpired(r) {
 				tok = "410"
 			}
 			steps = append(steps, Step{Time: r.Time, Token: tok})

@@ -347,7 +347,7 @@ func steadySequences(rep *analysis.Report) sequences {
 		for _, tag := range l.Tags {
 			var evs []string
 			for _, e := range l.Watchers[tag].Events {
-				evs = append(evs, eventText(e.Event, e.Namespace, e.Name, e.RV))
+				evs = append(evs, analysis.EventLine(e.Event, e.Namespace, e.Name, e.RV))
 			}
 			s.byWatcher[watcherKey(l.Name, tag)] = evs
 			count[strings.Join(evs, "\n")]++
@@ -386,18 +386,4 @@ func (s sequences) differs(l *analysis.LabReport) string {
 		}
 	}
 	return ""
-}
-
-func eventText(event, ns, name, rv string) string {
-	s := event
-	if name != "" {
-		if ns != "" {
-			name = ns + "/" + name
-		}
-		s += " " + name
-	}
-	if rv != "" {
-		s += " rv=" + rv
-	}
-	return s
 }

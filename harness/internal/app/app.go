@@ -75,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13; others must be provisioned with make envtest K8S_VERSION=...)")
 	fs.StringVar(&o.serverGates, "server-feature-gates", "", `kube-apiserver --feature-gates for envtest, e.g. "WatchList=false"`)
 	fs.StringVar(&o.fault, "fault", "", "inject a fault half-way through the writes: "+strings.Join(faultNames(), ", "))
-	fs.StringVar(&o.scenario, "scenario", "steady", "what happens once the labs have synced: "+strings.Join(scenarioNames(), ", "))
+	fs.StringVar(&o.scenario, "scenario", "steady", "what happens once the labs have synced: "+strings.Join(Scenarios, ", "))
 	fs.DurationVar(&o.watchTimeout, "watch-timeout", 3*time.Second, "reconnect and expired: when kube-apiserver ends each watch (set by a proxy between labs and server)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scenario (same seed, same writes)")
 	fs.IntVar(&o.minWrites, "min-writes", 2, "at least this many creates, updates and deletes")
@@ -98,7 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("-min-writes must be at least 1 and -seed-objects not negative, got %d and %d", o.minWrites, o.seedObjects)
 	}
 	if _, ok := scenarios[o.scenario]; !ok {
-		return o, fmt.Errorf("unknown -scenario %q: the scenarios are %s", o.scenario, strings.Join(scenarioNames(), ", "))
+		return o, fmt.Errorf("unknown -scenario %q: the scenarios are %s", o.scenario, strings.Join(Scenarios, ", "))
 	}
 	if o.fault != "" && o.scenario != "steady" {
 		return o, fmt.Errorf("-fault goes with -scenario steady (the other scenarios have their own events), got -scenario %s", o.scenario)

@@ -3,9 +3,9 @@ package app
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
+	"informer-lab/compare/analysis"
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/proxy"
 	"informer-lab/lab/mutator"
@@ -24,29 +24,21 @@ type scenario struct {
 	run   func(*play) error
 }
 
-// Scenarios, in the order make matrix shows them.
-var Scenarios = []string{"startup", "steady", "reconnect", "restart", "expired"}
+// Scenarios, in the order make matrix shows them: compare's names, which it reads back from
+// the harness's SETUP scenario record.
+var Scenarios = analysis.Scenarios
 
 var scenarios = map[string]scenario{
-	"startup": {doc: "the initial sync only: request shapes, 422s, fallbacks, time to sync; no writes",
+	analysis.ScenarioStartup: {doc: "the initial sync only: request shapes, 422s, fallbacks, time to sync; no writes",
 		run: func(p *play) error { return nil }},
-	"steady": {doc: "the seeded creates, updates and deletes fan out to every watcher",
+	analysis.ScenarioSteady: {doc: "the seeded creates, updates and deletes fan out to every watcher",
 		run: func(p *play) error { return p.write(p.script(), p.Interval, p.halfway(p.Fault)) }},
-	"reconnect": {doc: "kube-apiserver ends every watch after a few seconds, as it does at the client's timeoutSeconds; each reflector re-establishes while the writes go on",
+	analysis.ScenarioReconnect: {doc: "kube-apiserver ends every watch after a few seconds, as it does at the client's timeoutSeconds; each reflector re-establishes while the writes go on",
 		proxy: true, run: reconnect},
-	"restart": {doc: "kube-apiserver is killed half-way through the writes and started again over the same etcd",
+	analysis.ScenarioRestart: {doc: "kube-apiserver is killed half-way through the writes and started again over the same etcd",
 		run: func(p *play) error { return p.write(p.script(), p.Interval, p.halfway("kill-apiserver")) }},
-	"expired": {doc: "the labs are cut off while the writer goes on, kube-apiserver restarts (its watch cache starts afresh) and etcd is compacted: every watch resumes from an rv the server no longer has",
+	analysis.ScenarioExpired: {doc: "the labs are cut off while the writer goes on, kube-apiserver restarts (its watch cache starts afresh) and etcd is compacted: every watch resumes from an rv the server no longer has",
 		proxy: true, run: expire},
-}
-
-func scenarioNames() []string {
-	names := make([]string, 0, len(scenarios))
-	for n := range scenarios {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // play is a scenario under way: what its script needs, and what it wrote.

@@ -246,7 +246,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 				res.Cells = slices.DeleteFunc(res.Cells, func(c matrix.Cell) bool { return c.Scenario == sc && c.Server == s.name() })
 				res.Duration = time.Since(start).Round(time.Second).String()
 				o.docs = false
-				if err := write(res, dir, o, stdout); err != nil {
+				if err := write(res, dir, o, stdout, say); err != nil {
 					say("writing the partial grid: %v", err)
 				}
 				return exitRun, fmt.Errorf("interrupted during %s on %s; the grid so far and the finished runs are in %s", sc, s.name(), dir)
@@ -259,7 +259,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 	res.Duration = time.Since(start).Round(time.Second).String()
 
 	// 4. The grid: on the terminal, and as markdown and JSON beside the runs.
-	if err := write(res, dir, o, stdout); err != nil {
+	if err := write(res, dir, o, stdout, say); err != nil {
 		return exitRun, err
 	}
 	say("grid of %d cells in %s: %s", len(res.Cells), res.Duration, filepath.Join(dir, "matrix.md"))

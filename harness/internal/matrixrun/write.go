@@ -2,7 +2,6 @@ package matrixrun
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,7 +11,7 @@ import (
 
 // write shows the grid on the terminal and writes matrix.md and matrix.json into the run
 // directory; with -docs (the full grid) also docs/matrix.md and the cells' logs it links to.
-func write(res *matrix.Result, dir string, o options, stdout io.Writer) error {
+func write(res *matrix.Result, dir string, o options, stdout io.Writer, say func(string, ...any)) error {
 	res.Terminal(stdout, isTerminal(stdout))
 	if err := res.Save(filepath.Join(dir, "matrix.json")); err != nil {
 		return err
@@ -59,7 +58,7 @@ func write(res *matrix.Result, dir string, o options, stdout io.Writer) error {
 	if err := pub.Save(filepath.Join(logs, "matrix.json")); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "[matrix] wrote %s and the cells' logs under %s\n", filepath.Join(docs, "matrix.md"), logs)
+	say("wrote %s and the cells' logs under %s", filepath.Join(docs, "matrix.md"), logs)
 	return nil
 }
 
