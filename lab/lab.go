@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -149,17 +150,24 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	}
 
 	// 5. The writer, in standalone mode only: attached labs watch someone else's writes.
+	// writers counts the goroutines that still write records after ctx ends (the mutator's
+	// cancelled request is logged by the wire); step 6 waits for them, so that "stopped"
+	// really is the last record.
+	var writers sync.WaitGroup
 	if opts.kubeconfig == "" {
-		go runMutator(ctx, cfg, opts.interval, out)
+		writers.Add(1)
+		go func() { defer writers.Done(); runMutator(ctx, cfg, opts.interval, out) }()
 	}
 
 	if opts.healthEvery > 0 {
-		go reportHealth(ctx, opts.healthEvery, out)
+		writers.Add(1)
+		go func() { defer writers.Done(); reportHealth(ctx, opts.healthEvery, out) }()
 	}
 
 	// 6. Run until Ctrl-C or -duration, then stop the informers before the server, and say
 	// what each cache held: a reader can check it against a fresh LIST.
 	<-ctx.Done()
+	writers.Wait()
 	for _, f := range factories {
 		f.Shutdown()
 	}
