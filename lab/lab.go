@@ -58,7 +58,7 @@ type options struct {
 	kubeconfig, namespace, records, name, serverVersion, gate string
 	interval, duration                                        time.Duration
 	informers                                                 int
-	quiet                                                     bool
+	quiet, directList                                         bool
 	healthEvery                                               time.Duration
 }
 
@@ -132,6 +132,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	// stream and cache.
 	factories := map[string]informers.SharedInformerFactory{}
 	stores := map[string]cache.Store{}
+	var synced []cache.InformerSynced
 	for i := 0; i < opts.informers; i++ {
 		tag := string(rune('A' + i))
 		counters := &wire.Counters{}
@@ -141,6 +142,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		}
 		factories[tag] = f
 		stores[tag] = inf.GetStore()
+		synced = append(synced, inf.HasSynced)
 		f.Start(ctx.Done())
 		go func(tag string, inf cache.SharedIndexInformer) {
 			if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
@@ -157,6 +159,18 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	if opts.kubeconfig == "" {
 		writers.Add(1)
 		go func() { defer writers.Done(); runMutator(ctx, cfg, opts.interval, out) }()
+	}
+
+	// With -direct-list, one typed List() once the informers are synced: what a controller's own
+	// List call sends, which is not what its informers send (directlist.go).
+	if opts.directList {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			if cache.WaitForCacheSync(ctx.Done(), synced...) {
+				directList(ctx, cfg, opts.namespace, out)
+			}
+		}()
 	}
 
 	if opts.healthEvery > 0 {
@@ -194,6 +208,7 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.DurationVar(&o.interval, "interval", 3*time.Second, "time between two writes of the mutator")
 	fs.IntVar(&o.informers, "informers", 2, "how many independent informer factories (A, B, C, ...; at most 26)")
 	fs.BoolVar(&o.quiet, "quiet", false, "record only setup lines and per-informer counts (requests, bytes): no wire decoding, for benchmarks")
+	fs.BoolVar(&o.directList, "direct-list", false, "once the informers are synced, make one typed List() of ConfigMaps too (tag DIRECT), as a controller does outside its informers")
 	fs.DurationVar(&o.healthEvery, "health-every", 0, "record the lab's RSS, goroutines and open files this often (0: off), for long runs")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after watching this long, counted once the server is up (default: run until Ctrl-C)")
 	if err := fs.Parse(args); err != nil {

@@ -40,9 +40,15 @@ const (
 	StepInjected  = "injected"      // the harness injected a fault on purpose; Value names it
 	StepRecovered = "recovered"     // the run came back from an injected fault; Detail says how
 	StepBroken    = "stream-broken" // Tag: a watch stream ended mid-frame (server gone); Detail: error
-	StepScenario  = "scenario"      // harness: Value: the matrix scenario (startup|steady|reconnect|restart|expired); Detail: what it does
+	StepScenario  = "scenario"      // harness: Value: the matrix scenario (startup|direct-list|steady|reconnect|restart|expired); Detail: what it does
 	StepProxy     = "proxy"         // harness: Value: what the proxy between labs and apiserver does, e.g. "watch timeout 4s"
+	StepDirect    = "direct-list"   // Tag TagDirect: the lab's one typed List() outside its informers; Value: what it returned, or "failed" and Detail the error
+	StepWarning   = "klog"          // Tag: whose call it was; Value: a warning client-go logged through klog during it
 )
+
+// TagDirect tags a lab's direct typed List() call (-direct-list): its requests are not an
+// informer's, so readers keep them apart from the informers' tags (A, B, ...).
+const TagDirect = "DIRECT"
 
 // Record is one line of a wire log. Fields irrelevant to a Kind stay empty.
 type Record struct {

@@ -50,6 +50,7 @@ type LabReport struct {
 	After    map[string][]record.Record // per tag: its records after its own SETUP synced, handler calls left out
 	Reread   map[string]bool            // per tag: it listed or streamed again after its sync
 	Watchers map[string]*Watcher        // per tag: the steady phase
+	Direct   *DirectList                // the lab's direct typed List(), nil when it made none
 	Initial  []string                   // normalized lines of the initial phase
 	Steady   []string                   // normalized lines of the steady phase
 }
@@ -100,7 +101,7 @@ func Analyze(run *Run) *Report {
 		}
 	}
 	switch rep.Scenario {
-	case "", ScenarioStartup, ScenarioSteady, ScenarioReconnect:
+	case "", ScenarioStartup, ScenarioDirect, ScenarioSteady, ScenarioReconnect:
 	case ScenarioRestart, ScenarioExpired:
 		if rep.Injected == "" {
 			rep.Failures = append(rep.Failures, fmt.Sprintf("scenario %s, but the harness recorded no injected fault", rep.Scenario))
@@ -167,6 +168,13 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 	}
 	if len(lr.Tags) == 0 {
 		fail("no HTTP records: the informers made no requests")
+	}
+	lr.Direct = directList(lab.Direct)
+	switch {
+	case rep.Scenario == ScenarioDirect && lr.Direct == nil:
+		fail("no direct List() recorded (was the lab started with -direct-list?)")
+	case lr.Direct != nil && (!lr.Direct.Returned || strings.HasPrefix(lr.Direct.Result, "failed")):
+		fail("direct List() %s", lr.Direct.Result)
 	}
 	for _, t := range unsynced {
 		fail("%s never synced", t)

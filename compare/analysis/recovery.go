@@ -10,15 +10,16 @@ import (
 
 // Scenarios of a matrix run, as the harness names them in its SETUP scenario record.
 const (
-	ScenarioStartup   = "startup"   // the initial sync only, no writes
-	ScenarioSteady    = "steady"    // writes fan out to every watcher
-	ScenarioReconnect = "reconnect" // a proxy ends every watch after a few seconds; reflectors watch again
-	ScenarioRestart   = "restart"   // kube-apiserver killed and restarted mid-run
-	ScenarioExpired   = "expired"   // labs cut off while the server forgets their rv: 410, then a relist
+	ScenarioStartup   = "startup"     // the initial sync only, no writes
+	ScenarioDirect    = "direct-list" // the initial sync, then each lab's one typed List() outside its informers
+	ScenarioSteady    = "steady"      // writes fan out to every watcher
+	ScenarioReconnect = "reconnect"   // a proxy ends every watch after a few seconds; reflectors watch again
+	ScenarioRestart   = "restart"     // kube-apiserver killed and restarted mid-run
+	ScenarioExpired   = "expired"     // labs cut off while the server forgets their rv: 410, then a relist
 )
 
 // Scenarios lists the scenarios in the order a matrix shows them.
-var Scenarios = []string{ScenarioStartup, ScenarioSteady, ScenarioReconnect, ScenarioRestart, ScenarioExpired}
+var Scenarios = []string{ScenarioStartup, ScenarioDirect, ScenarioSteady, ScenarioReconnect, ScenarioRestart, ScenarioExpired}
 
 // blueprintAnnotation is the annotation of the initial-events-end bookmark that carries the
 // list's type (base64): client-go v0.32/v0.33's typed List refuses a stream whose bookmark lacks it.

@@ -33,7 +33,8 @@ type Run struct {
 type Lab struct {
 	Name    string
 	File    string
-	Records []record.Record
+	Records []record.Record // everything but the direct List's records
+	Direct  []record.Record // the lab's direct typed List() (tag record.TagDirect), kept apart: not an informer
 }
 
 // LoadRun reads harness.jsonl and every other *.jsonl in dir. It refuses a directory it cannot
@@ -74,7 +75,15 @@ func LoadRun(dir string) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		run.Labs = append(run.Labs, &Lab{Name: name, File: p, Records: recs})
+		lab := &Lab{Name: name, File: p}
+		for _, r := range recs {
+			if r.Tag == record.TagDirect {
+				lab.Direct = append(lab.Direct, r)
+			} else {
+				lab.Records = append(lab.Records, r)
+			}
+		}
+		run.Labs = append(run.Labs, lab)
 	}
 	if len(run.Labs) == 0 {
 		return nil, fmt.Errorf("%s: no lab logs (<lab>.jsonl) beside %s", dir, HarnessFile)

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -162,6 +163,20 @@ func (r *Report) Table() [][]string {
 				return fmt.Sprintf("yes (%d objects)", len(r.FreshList.Items))
 			}
 			return "NO: " + strings.Join(bad, "; ")
+		})
+	}
+	if slices.ContainsFunc(r.Labs, func(l *LabReport) bool { return l.Direct != nil }) {
+		add("direct List() requests", func(l *LabReport) string {
+			if l.Direct == nil {
+				return "-"
+			}
+			return l.Direct.Label
+		})
+		add("direct List() result", func(l *LabReport) string {
+			if l.Direct == nil {
+				return "-"
+			}
+			return l.Direct.Result
 		})
 	}
 	if r.Scenario == ScenarioReconnect {

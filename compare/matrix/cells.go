@@ -20,6 +20,11 @@ func Cells(scenario string, rep *analysis.Report) []Cell {
 		switch scenario {
 		case analysis.ScenarioStartup:
 			c.Verdict, c.Expected, c.Agrees = startupVerdict(l)
+		case analysis.ScenarioDirect:
+			c.Verdict = "no direct List() recorded"
+			if l.Direct != nil {
+				c.Verdict = l.Direct.Label
+			}
 		case analysis.ScenarioSteady:
 			c.Verdict = steadyVerdict(l)
 			if d := seqs.differs(l); d != "" {

@@ -45,6 +45,9 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 	section("initial sync", lab.Initial)
 	section("steady", lab.Steady)
 	section("requests and errors after each informer's sync", afterLines(rep, lab))
+	if d := lab.Direct; d != nil {
+		section("direct List() (tag DIRECT): "+d.Label+"; "+d.Result, d.Lines)
+	}
 
 	var caches []string
 	for _, tag := range lab.Tags {

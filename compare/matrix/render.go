@@ -13,6 +13,7 @@ import (
 // scenarioDoc says what a scenario's table shows.
 var scenarioDoc = map[string]string{
 	analysis.ScenarioStartup:   "Initial sync only, no writes: the requests each informer made to sync, and the slowest informer's sync time. ⚠ marks a handshake that is not the one the gates imply.",
+	analysis.ScenarioDirect:    "Initial sync, then each lab's one typed `List()` of ConfigMaps, the call a controller makes outside its informers (tag DIRECT): the requests it sent. A fallback names client-go's reason.",
 	analysis.ScenarioSteady:    "Writes fan out: each informer's events against the harness's writes (same objects, same rvs), and against the other cells of the run.",
 	analysis.ScenarioReconnect: "A proxy ends every watch after a few seconds: what each re-established watch sent (×N: how many rounds).",
 	analysis.ScenarioRestart:   "kube-apiserver killed and restarted: each informer's requests from the kill until it is back in sync, and the time from the restart to the slowest informer back.",

@@ -142,6 +142,7 @@ func Execute(parent context.Context, s Spec) (rep *analysis.Report, err error) {
 		if s.Kubeconfig != "" {
 			args = append(args, "-namespace", t.namespace)
 		}
+		args = append(args, sc.labArgs...)
 		out.Setup("", "lab", c.Name, "client-go "+c.ClientGo+" "+strings.Join(args[4:], " "))
 		p, err := labproc.Start(c.Name, c.Bin, args, filepath.Join(s.Dir, c.Name+".jsonl"), filepath.Join(s.Dir, c.Name+".stderr"))
 		if err != nil {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"informer-lab/compare/analysis"
@@ -19,9 +20,10 @@ import (
 // scenario ends the same way: the harness's fresh LIST, against which compare checks each
 // informer's cache.
 type scenario struct {
-	doc   string
-	proxy bool // the labs connect through the watch proxy
-	run   func(*play) error
+	doc     string
+	proxy   bool     // the labs connect through the watch proxy
+	labArgs []string // more flags for every lab
+	run     func(*play) error
 }
 
 // Scenarios, in the order make matrix shows them: compare's names, which it reads back from
@@ -31,6 +33,8 @@ var Scenarios = analysis.Scenarios
 var scenarios = map[string]scenario{
 	analysis.ScenarioStartup: {doc: "the initial sync only: request shapes, 422s, fallbacks, time to sync; no writes",
 		run: func(p *play) error { return nil }},
+	analysis.ScenarioDirect: {doc: "the initial sync, then each lab makes one typed List() of ConfigMaps outside its informers, as a controller does: with the gate on, client-go v0.31-v0.33 try to stream it",
+		labArgs: []string{"-direct-list"}, run: directListed},
 	analysis.ScenarioSteady: {doc: "the seeded creates, updates and deletes fan out to every watcher",
 		run: func(p *play) error { return p.write(p.script(), p.Interval, p.halfway(p.Fault)) }},
 	analysis.ScenarioReconnect: {doc: "kube-apiserver ends every watch after a few seconds, as it does at the client's timeoutSeconds; each reflector re-establishes while the writes go on",
@@ -188,4 +192,17 @@ func expire(p *play) error {
 		return err
 	}
 	return p.write(steps[2*third:], p.Interval, nil)
+}
+
+// directListed waits until every lab's direct List() has returned (the labs make it once their
+// informers are synced, from their -direct-list flag).
+func directListed(p *play) error {
+	err := waitFor(p.ctx, p.procs, p.SyncTimeout, func(lp *labproc.Proc) bool {
+		return slices.ContainsFunc(lp.Setups(), func(r record.Record) bool { return r.Step == record.StepDirect })
+	})
+	if err != nil {
+		return p.failed("waiting for every lab's direct List()", err)
+	}
+	p.Say("every lab's direct List() returned")
+	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"informer-lab/compare/matrix"
 	"informer-lab/lab/labtest"
 	"informer-lab/lab/reaper"
+
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 func TestMain(m *testing.M) {
@@ -22,12 +24,12 @@ func TestMain(m *testing.M) {
 }
 
 // The reduced grid, for real: the default server with its WatchList gate on and off, every
-// client cell, startup + steady + reconnect. The verdicts asserted are the ones the gates
+// client cell, startup + direct-list + steady + reconnect. The verdicts asserted are the ones the gates
 // imply (../shared/FACTS.md) and what the matrix showed on every run so far.
 func TestReducedGrid(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"-out", out, "-servers", "1.32.13,1.32.13:WatchList=false", "-scenarios", "startup,steady,reconnect"}, &stdout, &stderr)
+	code := Run(context.Background(), []string{"-out", out, "-servers", "1.32.13,1.32.13:WatchList=false", "-scenarios", "startup,direct-list,steady,reconnect"}, &stdout, &stderr)
 	t.Logf("stderr:\n%s", stderr.String())
 	t.Logf("grid:\n%s", stdout.String())
 	if code != 0 {
@@ -46,8 +48,12 @@ func TestReducedGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Clients) < 8 || len(res.Servers) != 2 || len(res.Cells) != 3*2*len(res.Clients) {
-		t.Fatalf("want >= 8 clients x 2 servers x 3 scenarios, got %d clients, %d servers, %d cells", len(res.Clients), len(res.Servers), len(res.Cells))
+	if len(res.Clients) < 8 || len(res.Servers) != 2 || len(res.Cells) != 4*2*len(res.Clients) {
+		t.Fatalf("want >= 8 clients x 2 servers x 4 scenarios, got %d clients, %d servers, %d cells", len(res.Clients), len(res.Servers), len(res.Cells))
+	}
+	clientGo := map[string]string{} // cell name -> linked client-go
+	for _, c := range res.Clients {
+		clientGo[c.Name] = c.ClientGo
 	}
 	steady := map[string]string{} // server -> the verdict every cell must share
 	for _, c := range res.Cells {
@@ -83,6 +89,26 @@ func TestReducedGrid(t *testing.T) {
 				t.Errorf("%s: verdict %q differs from another cell's %q on the same server", where, c.Verdict, s)
 			}
 			steady[c.Server] = c.Verdict
+		case "direct-list":
+			// A typed List() streams only with the gate on and client-go before v0.34 (v0.34 took
+			// streaming out of the typed clients); 1.32.13 sends the list blueprint, so nothing
+			// falls back there, but its WatchList=false twin refuses the stream with a 422.
+			want := "LIST (1 req)"
+			if gateOn && version.MustParseGeneric(clientGo[c.Client]).LessThan(version.MajorMinor(0, 34)) {
+				want = "STREAM (1 req)"
+				if !serverStreams {
+					want = "STREAM(422)→LIST (2 req)"
+				}
+			}
+			if c.Verdict != want {
+				t.Errorf("%s (client-go %s): verdict %q, want %q", where, clientGo[c.Client], c.Verdict, want)
+			}
+			// client-go says why it fell back only in a klog warning, which the lab records.
+			log, _ := os.ReadFile(filepath.Join(dirs[0], c.Log))
+			const why = "[SETUP][DIRECT] klog The watchlist request for configmaps ended with an error, falling back to the standard LIST semantics"
+			if strings.Contains(want, "422") != strings.Contains(string(log), why) {
+				t.Errorf("%s: client-go's fallback warning in the cell log: %v, want %v (%q)", where, !strings.Contains(want, "422"), strings.Contains(want, "422"), why)
+			}
 		case "reconnect":
 			// Every re-established watch is a plain WATCH from the last rv: no cell streams or
 			// relists again when the server ends a watch at its timeout.
