@@ -129,7 +129,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--clients", "client-v099"}, `unknown client "client-v099": the cells are client-v031-off, client-v031-on`},
 		{[]string{"--servers", "1.32"}, `server "1.32": want a version X.Y.Z`},
 		{[]string{"--servers", "1.99.0", "--scenarios", "startup"}, "no 1.99.x release is served"},
-		{[]string{"--scenarios", "boot"}, `unknown scenario "boot": the scenarios are startup, steady, reconnect, restart, expired`},
+		{[]string{"--scenarios", "boot"}, `unknown scenario "boot": the scenarios are startup, direct-list, steady, reconnect, restart, expired`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
 		out := t.TempDir()
