@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 # The harness's TestReportInBrowser loads report.html in headless Chromium (machines run as root).
 command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
-modules=(record envtestbin compare lab client-v031 client-v032 client-v033 client-v034 client-v035 client-v037 harness)
+modules=(record envtestbin compare lab client-v031 client-v032 client-v033 client-v034 client-v035 client-v036 client-v037 harness)
 failed=()
 for m in "${modules[@]}"; do
 	echo "=== ${m}"

@@ -145,10 +145,14 @@ func serializerFor(contentType string) (runtime.SerializerInfo, bool) {
 // tapWatch copies every byte the client reads into a pipe that a decoder goroutine reads
 // frame by frame with apimachinery's own framer and serializer. Nothing is buffered beyond
 // one frame: the client's read returns once the decoder has taken the bytes.
+//
+// Close waits for the decoder: the events of the bytes the client read are recorded by the time
+// its watch is stopped, so nothing the stream carried is logged after, say, the lab's "stopped".
 func (t *transport) tapWatch(body io.ReadCloser, info runtime.SerializerInfo) io.ReadCloser {
 	pr, pw := io.Pipe()
-	go t.decodeWatch(pr, info)
-	return &watchTap{body: body, pw: pw}
+	done := make(chan struct{})
+	go func() { defer close(done); t.decodeWatch(pr, info) }()
+	return &watchTap{body: body, pw: pw, decoded: done}
 }
 
 func (t *transport) decodeWatch(pr *io.PipeReader, info runtime.SerializerInfo) {
@@ -211,8 +215,9 @@ func (c *countingBody) Read(p []byte) (int, error) {
 }
 
 type watchTap struct {
-	body io.ReadCloser
-	pw   *io.PipeWriter
+	body    io.ReadCloser
+	pw      *io.PipeWriter
+	decoded chan struct{} // closed when the decoder has recorded all it was given
 }
 
 func (w *watchTap) Read(p []byte) (int, error) {
@@ -228,7 +233,9 @@ func (w *watchTap) Read(p []byte) (int, error) {
 
 func (w *watchTap) Close() error {
 	w.pw.Close()
-	return w.body.Close()
+	err := w.body.Close()
+	<-w.decoded
+	return err
 }
 
 // listTap keeps a copy of a LIST body as the client reads it and decodes it once the client
