@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"strings"
 
 	"informer-lab/record"
 )
@@ -26,12 +25,14 @@ func directList(recs []record.Record) *DirectList {
 		return nil
 	}
 	d := &DirectList{Result: "no SETUP direct-list record: the call did not return before the lab stopped"}
+	var reqs []record.Record
 	var toks []string
 	endBookmark, noBlueprint := false, false
 	for _, r := range recs {
 		d.Lines = append(d.Lines, NormalizeRecord(r))
 		switch {
 		case r.Kind == record.HTTP:
+			reqs = append(reqs, r)
 			toks = append(toks, requestToken(r))
 		case isEndBookmark(r):
 			endBookmark = true
@@ -62,10 +63,6 @@ func directList(recs []record.Record) *DirectList {
 		d.Label = fmt.Sprintf("STREAM→fallback: %s (%d req)", d.Fallback, n)
 		return d
 	}
-	seq := strings.Join(toks, "→")
-	if seq == "" {
-		seq = "no request"
-	}
-	d.Label = fmt.Sprintf("%s (%d req)", seq, len(toks))
+	_, d.Label = classify(reqs)
 	return d
 }

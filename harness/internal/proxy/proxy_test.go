@@ -276,14 +276,7 @@ func TestInformerInSyncAcrossRewrittenWatches(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
-	inf := factory.Core().V1().ConfigMaps().Informer()
-	stop := make(chan struct{})
-	defer func() { close(stop); factory.Shutdown() }()
-	factory.Start(stop)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("informer did not sync")
-	}
+	inf := startInformer(t, ctx, cs)
 
 	start := time.Now()
 	writes := 0
@@ -464,14 +457,7 @@ func TestPauseAcrossAPIServerRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
-	inf := factory.Core().V1().ConfigMaps().Informer()
-	stop := make(chan struct{})
-	defer func() { close(stop); factory.Shutdown() }()
-	factory.Start(stop)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("informer did not sync")
-	}
+	inf := startInformer(t, ctx, cs)
 	createCM(t, ctx, admin, "before")
 	waitFor(t, "the informer to see before", 5*time.Second, func() bool {
 		_, ok, _ := inf.GetStore().GetByKey(ns + "/before")
@@ -644,4 +630,19 @@ func TestAPIServerKilledWithWatchInFlight(t *testing.T) {
 	if len(plog.grep("upstream stream broke")) != 1 {
 		t.Errorf("want the proxy to say the upstream watch broke: %q", plog.grep("ended after"))
 	}
+}
+
+// startInformer starts a ConfigMap informer on cs in the test namespace, waits for its sync,
+// and stops it when the test ends.
+func startInformer(t *testing.T, ctx context.Context, cs kubernetes.Interface) cache.SharedIndexInformer {
+	t.Helper()
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	inf := factory.Core().V1().ConfigMaps().Informer()
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop); factory.Shutdown() })
+	factory.Start(stop)
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	return inf
 }
