@@ -6,6 +6,8 @@ import (
 	"informer-lab/lab/labtest"
 )
 
-// client-go v0.32 with the WatchListClient gate on: one streaming WATCH, ADDED events, the
-// end bookmark.
-func TestLab(t *testing.T) { labtest.Suite(t, labtest.StreamingList) }
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// The handshake each informer must do is the one this module's client-go and gate imply on the
+// test's server: the suite reads both from the lab's records (record.ExpectedShape).
+func TestLab(t *testing.T) { labtest.Suite(t) }

@@ -6,6 +6,8 @@ import (
 	"informer-lab/lab/labtest"
 )
 
-// client-go v0.34 with the WatchListClient gate at its default (off until v0.35): LIST, then
-// WATCH.
-func TestLab(t *testing.T) { labtest.Suite(t, labtest.ListThenWatch) }
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// The handshake each informer must do is the one this module's client-go and gate imply on the
+// test's server: the suite reads both from the lab's records (record.ExpectedShape).
+func TestLab(t *testing.T) { labtest.Suite(t) }

@@ -1,8 +1,12 @@
 // Command compare reads a harness run directory and reports how the labs' informers differ:
 // phase diffs against the first lab, a verdict table and a conclusion.
 //
-//	go run ./compare [-o report.txt] [-html report.html] out/<run>
+//	go run ./compare [-detail] [-o compare.txt] [-html report.html] out/<run>
 //	go run ./compare -matrix OLD.json NEW.json
+//
+// It prints what make compare prints at the end of a run: the verdict with labs as rows, no
+// wider than a terminal. -detail prints the full report the harness keeps in the run
+// directory as compare.txt (every fact, one column per lab); -o writes that to a file.
 //
 // Exit status: 0 the expected relations hold, 1 they do not, 2 unusable input or usage.
 // With -matrix it prints how two matrix results differ, cell by cell: exit 0 when they do not,
@@ -28,18 +32,19 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("o", "", "also write the report to `FILE`")
+	out := fs.String("o", "", "also write the full report (as compare.txt: every fact, one column per lab) to `FILE`")
+	detail := fs.Bool("detail", false, "print the full report (as compare.txt) instead of the terminal one")
 	htmlOut := fs.String("html", "", "also write the report as one self-contained HTML page to `FILE`")
 	diffMatrix := fs.Bool("matrix", false, "compare two matrix results: compare -matrix OLD.json NEW.json")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "error: usage: compare [-o FILE] [-html FILE] RUN_DIR | compare -matrix OLD.json NEW.json")
+		fmt.Fprintln(stderr, "error: usage: compare [-detail] [-o FILE] [-html FILE] RUN_DIR | compare -matrix OLD.json NEW.json")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *diffMatrix {
-		if fs.NArg() != 2 || *out != "" || *htmlOut != "" {
+		if fs.NArg() != 2 || *out != "" || *htmlOut != "" || *detail {
 			fs.Usage()
 			return 2
 		}
@@ -55,11 +60,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	rep := analysis.Analyze(r)
-	var buf bytes.Buffer
-	rep.WriteText(&buf)
-	stdout.Write(buf.Bytes())
+	var text, full bytes.Buffer
+	rep.WriteText(&text)
+	rep.WriteDetail(&full)
+	if *detail {
+		stdout.Write(full.Bytes())
+	} else {
+		stdout.Write(text.Bytes())
+	}
 	if *out != "" {
-		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(*out, full.Bytes(), 0o644); err != nil {
 			fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
 			return 2
 		}

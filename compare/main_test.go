@@ -136,14 +136,29 @@ func TestRunExitCodes(t *testing.T) {
 	}
 }
 
+// -o writes the full report (as the harness's compare.txt), which -detail prints; stdout has the
+// terminal report, which is the full one without its table of every fact.
 func TestRunWritesReportFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.txt")
-	var stdout, stderr bytes.Buffer
+	var stdout, detail, stderr bytes.Buffer
 	if code := run([]string{"-o", out, synthetic}, &stdout, &stderr); code != 0 {
 		t.Fatalf("want exit 0, got %d: %s", code, stderr.String())
 	}
-	if got := read(t, out); got != stdout.String() {
-		t.Errorf("want the -o file equal to stdout; file has %d bytes, stdout %d", len(got), stdout.Len())
+	if code := run([]string{"-detail", synthetic}, &detail, &stderr); code != 0 {
+		t.Fatalf("-detail: want exit 0, got %d: %s", code, stderr.String())
+	}
+	got := read(t, out)
+	if got != detail.String() {
+		t.Errorf("want the -o file equal to what -detail prints; file has %d bytes, -detail %d", len(got), detail.Len())
+	}
+	const section = "\n== verdict, every fact (one column per lab) ==\n"
+	before, rest, ok := strings.Cut(got, section)
+	if !ok || !strings.Contains(rest, "| Accept → content type ") {
+		t.Fatalf("want the file to hold %q with every fact, got:\n%s", section, got)
+	}
+	_, after, _ := strings.Cut(rest, "\nfan-out skew")
+	if before+"fan-out skew"+after != stdout.String() {
+		t.Errorf("want stdout to be the file without its table of every fact; stdout:\n%s\nfile:\n%s", stdout.String(), got)
 	}
 }
 

@@ -5,19 +5,11 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"informer-lab/harness/internal/app"
-	"informer-lab/lab/reaper"
+	"informer-lab/lab/lifecycle"
 )
 
 func main() {
-	if reaper.IsReaper() { // the harness's own child that cleans up if the harness is killed
-		os.Exit(reaper.Run())
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	lifecycle.Main(func(ctx context.Context) int { return app.Run(ctx, os.Args[1:], os.Stdout, os.Stderr) })
 }

@@ -14,19 +14,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"informer-lab/lab/controlplane"
+	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/pin"
 	"informer-lab/lab/procs"
-	"informer-lab/lab/reaper"
 	"informer-lab/lab/wire"
 	"informer-lab/record"
 
@@ -57,29 +55,27 @@ type Cell struct {
 type options struct {
 	kubeconfig, namespace, records, name, serverVersion, gate string
 	interval, duration                                        time.Duration
-	informers                                                 int
+	informers, klogV                                          int
 	quiet, directList                                         bool
 	healthEvery                                               time.Duration
 }
 
 // Main runs the lab and exits: 0 after Ctrl-C or -duration, 2 for bad flags, 1 for errors.
 func Main(c Cell) {
-	if reaper.IsReaper() { // this lab's own child that stops its envtest if the lab is killed
-		os.Exit(reaper.Run())
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := Run(ctx, c, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(0)
-	case errors.As(err, new(usageError)):
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(2)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
+	lifecycle.Main(func(ctx context.Context) int {
+		err := Run(ctx, c, os.Args[1:], os.Stdout, os.Stderr)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, new(usageError)):
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 2
+		case err != nil:
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
+		}
+		return 0
+	})
 }
 
 type usageError struct{ error }
@@ -101,7 +97,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	defer closeOut()
 
 	// 1. Which client-go is this, really? (go.work can link another one than the pin.)
-	if err := pin.Ensure(c.GoMod, func(msg string) { out.Setup("", "reexec", msg, "") }); err != nil {
+	if err := pin.Ensure(c.GoMod, func(msg string) { out.Setup("", record.StepReexec, msg, "") }); err != nil {
 		return err
 	}
 	linked, _ := pin.Linked()
@@ -115,6 +111,14 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	out.Setup("", record.StepGate, gate, how)
+
+	// client-go's own words (why it fell back, why it retried) go to the records too, apart
+	// from the lab's lines.
+	klogs := &klogRecorder{stop: func() {}}
+	if opts.klogV >= 0 {
+		klogs = recordKlog(out, opts.klogV)
+	}
+	defer klogs.Stop()
 
 	// 3. A server: our own envtest, or an existing one (attached mode, e.g. the harness's).
 	cfg, stopServer, err := connect(ctx, opts, out, stderr)
@@ -168,7 +172,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		go func() {
 			defer writers.Done()
 			if cache.WaitForCacheSync(ctx.Done(), synced...) {
-				directList(ctx, cfg, opts.namespace, out)
+				directList(ctx, cfg, opts.namespace, out, klogs)
 			}
 		}()
 	}
@@ -209,6 +213,7 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.IntVar(&o.informers, "informers", 2, "how many independent informer factories (A, B, C, ...; at most 26)")
 	fs.BoolVar(&o.quiet, "quiet", false, "record only setup lines and per-informer counts (requests, bytes): no wire decoding, for benchmarks")
 	fs.BoolVar(&o.directList, "direct-list", false, "once the informers are synced, make one typed List() of ConfigMaps too (tag DIRECT), as a controller does outside its informers")
+	fs.IntVar(&o.klogV, "klog-v", 4, "record what client-go logs through klog up to this verbosity (4 shows why a v0.34+ reflector gave up a streaming list; -1: leave klog alone)")
 	fs.DurationVar(&o.healthEvery, "health-every", 0, "record the lab's RSS, goroutines and open files this often (0: off), for long runs")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after watching this long, counted once the server is up (default: run until Ctrl-C)")
 	if err := fs.Parse(args); err != nil {
@@ -283,14 +288,21 @@ func setWatchListGate(setting string) (state, how string, err error) {
 	return state, how, nil
 }
 
+// connect returns the server the informers watch: the -kubeconfig cluster, or an envtest of
+// the lab's own (stopped by the returned func; its processes die with the lab whatever kills it,
+// see controlplane.Start). Every request the lab makes on the way is on its wire log, tagged
+// record.TagServer: its GET /version, and envtest's own.
 func connect(ctx context.Context, o options, out *record.Writer, stderr io.Writer) (*rest.Config, func(), error) {
+	logged := wire.Wrap(record.TagServer, out)
 	if o.kubeconfig != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 		if err != nil {
 			return nil, nil, fmt.Errorf("kubeconfig %s: %w", o.kubeconfig, err)
 		}
 		version := "unknown"
-		if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {
+		probe := rest.CopyConfig(cfg)
+		probe.Wrap(logged)
+		if dc, err := discovery.NewDiscoveryClientForConfig(probe); err == nil {
 			if v, err := dc.ServerVersion(); err == nil {
 				version = v.GitVersion
 			}
@@ -298,24 +310,12 @@ func connect(ctx context.Context, o options, out *record.Writer, stderr io.Write
 		out.Setup("", record.StepServer, version, "attached")
 		return cfg, func() {}, nil
 	}
-	// If this lab is killed (SIGKILL skips every defer), its reaper stops etcd and kube-apiserver.
-	rp, err := reaper.Start()
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, Progress: stderr, Wrap: logged})
 	if err != nil {
 		return nil, nil, err
-	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, Progress: stderr})
-	if err != nil {
-		rp.Close()
-		return nil, nil, err
-	}
-	if pid, err := cp.EtcdPID(); err == nil {
-		rp.Watch(pid, "etcd")
-	}
-	if pid, err := cp.APIServerPID(); err == nil {
-		rp.Watch(pid, "kube-apiserver")
 	}
 	out.Setup("", record.StepServer, cp.ServerVersion, "envtest, binaries from "+cp.Assets)
-	return cp.Config, func() { cp.Stop(); rp.Close() }, nil
+	return cp.Config, func() { cp.Stop() }, nil
 }
 
 func newFactory(base *rest.Config, tag, ns string, out *record.Writer, counters *wire.Counters, quiet bool) (informers.SharedInformerFactory, cache.SharedIndexInformer, error) {
@@ -351,10 +351,10 @@ func newFactory(base *rest.Config, tag, ns string, out *record.Writer, counters 
 
 func runMutator(ctx context.Context, base *rest.Config, interval time.Duration, out *record.Writer) {
 	cfg := rest.CopyConfig(base)
-	cfg.Wrap(wire.Wrap("MUT", out))
+	cfg.Wrap(wire.Wrap(record.TagWriter, out))
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		out.Setup("MUT", record.StepFault, "mutator client", err.Error())
+		out.Setup(record.TagWriter, record.StepFault, "mutator client", err.Error())
 		return
 	}
 	next := mutator.Cycle()

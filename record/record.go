@@ -5,7 +5,6 @@ package record
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 )
@@ -25,30 +24,6 @@ const (
 	Mutator    Kind = "MUTATOR"     // a write by the single writer
 	Handler    Kind = "HANDLER"     // an informer event handler fired
 )
-
-// Steps of Setup records that readers act on.
-const (
-	StepClientGo  = "client-go"     // Value: linked client-go version; Detail: the pin
-	StepGate      = "gate"          // Value: WatchListClient on|off
-	StepServer    = "server"        // Value: kube-apiserver version
-	StepSynced    = "synced"        // Tag: the informer that reported HasSynced
-	StepFault     = "fault"         // something went wrong; Detail says what
-	StepStopped   = "stopped"       // the writer of this log stopped cleanly
-	StepWriteDone = "writes-done"   // the mutator made its last write
-	StepStore     = "store"         // Tag: an informer's cache at stop, in Items
-	StepHealth    = "health"        // the writer's own process: Health
-	StepInjected  = "injected"      // the harness injected a fault on purpose; Value names it
-	StepRecovered = "recovered"     // the run came back from an injected fault; Detail says how
-	StepBroken    = "stream-broken" // Tag: a watch stream ended mid-frame (server gone); Detail: error
-	StepScenario  = "scenario"      // harness: Value: the matrix scenario (startup|direct-list|steady|reconnect|restart|expired); Detail: what it does
-	StepProxy     = "proxy"         // harness: Value: what the proxy between labs and apiserver does, e.g. "watch timeout 4s"
-	StepDirect    = "direct-list"   // Tag TagDirect: the lab's one typed List() outside its informers; Value: what it returned, or "failed" and Detail the error
-	StepWarning   = "klog"          // Tag: whose call it was; Value: a warning client-go logged through klog during it
-)
-
-// TagDirect tags a lab's direct typed List() call (-direct-list): its requests are not an
-// informer's, so readers keep them apart from the informers' tags (A, B, ...).
-const TagDirect = "DIRECT"
 
 // Record is one line of a wire log. Fields irrelevant to a Kind stay empty.
 type Record struct {
@@ -135,93 +110,4 @@ func Parse(line []byte) (Record, error) {
 		return Record{}, fmt.Errorf("record has no time")
 	}
 	return r, nil
-}
-
-// Text renders the human line, the one the original informer-lab printed, e.g.
-// "[WATCH-EVENT][A] type=MODIFIED name=lab-cm-1 rv=521".
-func (r Record) Text() string {
-	var b strings.Builder
-	b.WriteString("[" + string(r.Kind) + "]")
-	if r.Tag != "" {
-		b.WriteString("[" + r.Tag + "]")
-	}
-	b.WriteByte(' ')
-	switch r.Kind {
-	case HTTP:
-		b.WriteString(r.Method + " " + r.Path)
-		if r.Query != "" {
-			b.WriteString("?" + r.Query)
-		}
-		if r.Error != "" {
-			b.WriteString(" -> error: " + r.Error)
-			break
-		}
-		fmt.Fprintf(&b, " -> %d %s", r.Status, r.ContentType)
-		if r.Accept != "" {
-			b.WriteString(" (accept " + r.Accept + ")")
-		}
-		if r.Detail != "" {
-			b.WriteString(": " + r.Detail)
-		}
-	case List:
-		fmt.Fprintf(&b, "initial LIST returned collection resourceVersion=%s items=%d", r.RV, len(r.Items))
-		names := make([]string, 0, len(r.Items))
-		for _, it := range r.Items {
-			names = append(names, it.Name)
-		}
-		if len(names) > 0 {
-			if len(names) > 8 {
-				names = append(names[:8], "...")
-			}
-			b.WriteString(" [" + strings.Join(names, " ") + "]")
-		}
-	case WatchEvent:
-		fmt.Fprintf(&b, "type=%s name=%s rv=%s", r.Event, r.Name, r.RV)
-		for _, k := range sortedKeys(r.Annotations) {
-			fmt.Fprintf(&b, " %s=%q", k, r.Annotations[k])
-		}
-		if r.Detail != "" {
-			b.WriteString(" " + r.Detail)
-		}
-	case Mutator:
-		fmt.Fprintf(&b, "writing: %s %s", r.Event, r.Name)
-		if r.Event == "UPDATE" || r.Event == "CREATE" {
-			fmt.Fprintf(&b, " (data.tick=%d)", r.Tick)
-		}
-		if r.RV != "" {
-			b.WriteString(" -> rv=" + r.RV)
-		}
-		if r.Error != "" {
-			b.WriteString(" -> error: " + r.Error)
-		}
-	case Handler:
-		fmt.Fprintf(&b, "informer handler fired: event=%s name=%s rv=%s", r.Event, r.Name, r.RV)
-	default:
-		b.WriteString(r.Step)
-		if r.Value != "" {
-			b.WriteString(": " + r.Value)
-		}
-		if r.Detail != "" {
-			b.WriteString(" (" + r.Detail + ")")
-		}
-		if r.Health != nil {
-			fmt.Fprintf(&b, " rss=%dKiB goroutines=%d fds=%d", r.Health.RSSKiB, r.Health.Goroutines, r.Health.FDs)
-		}
-		if r.Step == StepStore {
-			fmt.Fprintf(&b, " items=%d", len(r.Items))
-		}
-		if r.Stats != nil {
-			fmt.Fprintf(&b, " requests=%d bytes=%d events=%d", r.Stats.Requests, r.Stats.Bytes, r.Stats.Events)
-		}
-	}
-	return b.String()
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

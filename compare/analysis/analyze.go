@@ -51,6 +51,7 @@ type LabReport struct {
 	Reread   map[string]bool            // per tag: it listed or streamed again after its sync
 	Watchers map[string]*Watcher        // per tag: the steady phase
 	Direct   *DirectList                // the lab's direct typed List(), nil when it made none
+	Klog     []string                   // what client-go logged through klog, normalized (its reasons to fall back or retry)
 	Initial  []string                   // normalized lines of the initial phase
 	Steady   []string                   // normalized lines of the steady phase
 }
@@ -82,11 +83,11 @@ func Analyze(run *Run) *Report {
 	rep := &Report{Dir: run.Dir, Server: run.Server, ServerGates: run.ServerGates}
 	for _, r := range run.Harness {
 		switch {
-		case r.Kind == record.Mutator && r.Error == "" && (r.RV != "" || r.Event == "DELETE"):
+		case r.Kind == record.Mutator && r.Error == "" && (r.RV != "" || r.Event == record.WriteDelete):
 			rep.Writes = append(rep.Writes, r)
 		case r.Kind == record.Setup && r.Step == record.StepFault:
-			rep.Faults = append(rep.Faults, fmt.Sprintf("harness: %s %s", r.Value, scrub(r.Detail)))
-		case r.Kind == record.Setup && r.Step == record.StepStore && r.Tag == "LIST":
+			rep.Faults = append(rep.Faults, fmt.Sprintf("harness: %s %s", r.Value, record.Scrub(r.Detail)))
+		case r.Kind == record.Setup && r.Step == record.StepStore && r.Tag == record.TagFreshList:
 			rr := r
 			rep.FreshList = &rr
 		case r.Kind == record.Setup && r.Step == record.StepInjected:
@@ -101,13 +102,13 @@ func Analyze(run *Run) *Report {
 		}
 	}
 	switch rep.Scenario {
-	case "", ScenarioStartup, ScenarioDirect, ScenarioSteady, ScenarioReconnect:
-	case ScenarioRestart, ScenarioExpired:
+	case "", record.ScenarioStartup, record.ScenarioDirect, record.ScenarioSteady, record.ScenarioReconnect:
+	case record.ScenarioRestart, record.ScenarioExpired:
 		if rep.Injected == "" {
 			rep.Failures = append(rep.Failures, fmt.Sprintf("scenario %s, but the harness recorded no injected fault", rep.Scenario))
 		}
 	default:
-		rep.Failures = append(rep.Failures, fmt.Sprintf("unknown scenario %q: none of %s", rep.Scenario, strings.Join(Scenarios, ", ")))
+		rep.Failures = append(rep.Failures, fmt.Sprintf("unknown scenario %q: none of %s", rep.Scenario, strings.Join(record.Scenarios, ", ")))
 	}
 	rep.DeleteRVs = resolveDeleteRVs(rep.Writes, run.Labs)
 	for _, lab := range run.Labs {
@@ -143,7 +144,7 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 		case r.Kind == record.Setup && r.Step == record.StepGate:
 			lr.Gate, lr.GateHow = r.Value, r.Detail
 		case r.Kind == record.Setup && r.Step == record.StepFault:
-			rep.Faults = append(rep.Faults, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", lab.Name, r.Tag, r.Value, scrub(r.Detail))))
+			rep.Faults = append(rep.Faults, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", lab.Name, r.Tag, r.Value, record.Scrub(r.Detail))))
 		case r.Kind == record.HTTP && r.Tag != "":
 			tags[r.Tag] = true
 			if !rep.InjectedAt.IsZero() && r.Time.After(rep.InjectedAt) && strings.Contains(r.Query, "watch=true") && r.Status == 200 {
@@ -157,12 +158,15 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 		}
 	}
 	lr.Tags = sortedSet(tags)
-	lr.Want = expectedShape(lr.Gate, rep.ServerGates, rep.Server)
+	lr.Want = record.ExpectedShape(lr.Gate, rep.ServerGates, rep.Server)
 	initial, steady, unsynced := splitPhases(lab.Records)
 	lr.Unsynced = unsynced
 	var before map[string][]record.Record
 	before, lr.After, lr.SyncTime = tagPhases(lab.Records)
 	lr.Initial, lr.Steady = initialLines(initial), steadyLines(steady)
+	for _, r := range lab.Klog {
+		lr.Klog = append(lr.Klog, NormalizeRecord(r))
+	}
 	fail := func(format string, args ...any) {
 		rep.Failures = append(rep.Failures, lab.Name+": "+fmt.Sprintf(format, args...))
 	}
@@ -171,7 +175,7 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 	}
 	lr.Direct = directList(lab.Direct)
 	switch {
-	case rep.Scenario == ScenarioDirect && lr.Direct == nil:
+	case rep.Scenario == record.ScenarioDirect && lr.Direct == nil:
 		fail("no direct List() recorded (was the lab started with -direct-list?)")
 	case lr.Direct != nil && (!lr.Direct.Returned || strings.HasPrefix(lr.Direct.Result, "failed")):
 		fail("direct List() %s", lr.Direct.Result)
@@ -195,7 +199,7 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 		// holds then is recovery (a new watch, a cache equal to the server's), not the sequence.
 		// So it is after a relist or a new stream when watches end on their own (reconnect); a
 		// reflector that only watched again from its last rv must still have seen every write.
-		rewatched := rep.Scenario == ScenarioReconnect && lr.Reread[tag]
+		rewatched := rep.Scenario == record.ScenarioReconnect && lr.Reread[tag]
 		if w.Mismatch != "" && rep.Injected == "" && !rewatched {
 			fail("%s: %s", tag, w.Mismatch)
 		}
@@ -203,12 +207,12 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 			fail("%s: no new watch after the injected fault: it did not reconnect", tag)
 		}
 		switch synced := !slices.Contains(unsynced, tag); rep.Scenario {
-		case ScenarioReconnect:
+		case record.ScenarioReconnect:
 			lr.Rewatch[tag] = rewatches(steps)
 			if lr.Rewatch[tag] == 0 && synced {
 				fail("%s: no watch re-established in the reconnect scenario (did the proxy end the watches?)", tag)
 			}
-		case ScenarioRestart, ScenarioExpired:
+		case record.ScenarioRestart, record.ScenarioExpired:
 			if rep.Injected != "" && synced && FirstResync(Steps(lr.After[tag], rep.InjectedAt)) < 0 {
 				fail("%s: not back in sync after the injected fault (no plain watch, no completed stream)", tag)
 			}
@@ -258,13 +262,13 @@ func cacheDiff(cache, list *record.Record) string {
 func resolveDeleteRVs(writes []record.Record, labs []*Lab) int {
 	n := 0
 	for i, wr := range writes {
-		if wr.Event != "DELETE" || wr.RV != "" {
+		if wr.Event != record.WriteDelete || wr.RV != "" {
 			continue
 		}
 		votes := map[string]int{}
 		for _, lab := range labs {
 			for _, r := range lab.Records {
-				if r.Kind == record.WatchEvent && r.Event == "DELETED" && r.Name == wr.Name &&
+				if r.Kind == record.WatchEvent && r.Event == record.EventDeleted && r.Name == wr.Name &&
 					(wr.Namespace == "" || r.Namespace == wr.Namespace) && r.Time.After(wr.Time.Add(-time.Second)) {
 					votes[r.RV]++
 				}
@@ -282,9 +286,6 @@ func resolveDeleteRVs(writes []record.Record, labs []*Lab) int {
 	return n
 }
 
-// eventFor maps a write to the watch event it must cause.
-var eventFor = map[string]string{"CREATE": "ADDED", "UPDATE": "MODIFIED", "DELETE": "DELETED"}
-
 // watcher reads one informer's steady phase and compares its events with the writes made after
 // its sync rv: writes at or below it were already in the initial state it synced.
 func watcher(tag string, steady, writes []record.Record, syncRV string) *Watcher {
@@ -292,7 +293,7 @@ func watcher(tag string, steady, writes []record.Record, syncRV string) *Watcher
 	for _, r := range steady {
 		switch {
 		case r.Tag != tag:
-		case isVolatileBookmark(r):
+		case record.IsPeriodicBookmark(r):
 			w.Bookmarks++
 		case r.Kind == record.WatchEvent:
 			w.Events = append(w.Events, r)
@@ -313,7 +314,7 @@ func watcher(tag string, steady, writes []record.Record, syncRV string) *Watcher
 			w.Mismatch = fmt.Sprintf("saw %d of %d writes, first missing: #%d %s", len(w.Events), len(want), i+1, writeText(want[i]))
 		case i >= len(want):
 			w.Mismatch = fmt.Sprintf("saw %d events for %d writes, first extra: #%d %s", len(w.Events), len(want), i+1, eventText(w.Events[i]))
-		case !matches(want[i], w.Events[i]):
+		case !record.Delivers(want[i], w.Events[i]):
 			w.Mismatch = fmt.Sprintf("#%d want %s, got %s", i+1, writeText(want[i]), eventText(w.Events[i]))
 		default:
 			continue
@@ -323,17 +324,12 @@ func watcher(tag string, steady, writes []record.Record, syncRV string) *Watcher
 	return w
 }
 
-func matches(wr, ev record.Record) bool {
-	return eventFor[wr.Event] == ev.Event && wr.Name == ev.Name && wr.RV == ev.RV &&
-		(wr.Namespace == "" || ev.Namespace == "" || wr.Namespace == ev.Namespace)
-}
-
 func writeText(wr record.Record) string {
-	return EventLine(eventFor[wr.Event], wr.Namespace, wr.Name, wr.RV)
+	return record.EventLine(record.EventFor(wr.Event), wr.Namespace, wr.Name, wr.RV)
 }
 
 func eventText(ev record.Record) string {
-	return EventLine(ev.Event, ev.Namespace, ev.Name, ev.RV)
+	return record.EventLine(ev.Event, ev.Namespace, ev.Name, ev.RV)
 }
 
 // rvAfter reports whether rv is newer than sync. Comparing rvs as numbers is what the API says
@@ -357,7 +353,7 @@ func fanOutSkew(rep *Report) Skew {
 		for _, tag := range lab.Tags {
 			sk.Watchers++
 			for _, ev := range lab.Watchers[tag].Events {
-				if ev.Event != "BOOKMARK" && ev.Event != "ERROR" {
+				if ev.Event != record.EventBookmark && ev.Event != record.EventError {
 					seen[ev.RV] = append(seen[ev.RV], ev.Time)
 				}
 			}

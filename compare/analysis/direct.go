@@ -33,11 +33,11 @@ func directList(recs []record.Record) *DirectList {
 		switch {
 		case r.Kind == record.HTTP:
 			reqs = append(reqs, r)
-			toks = append(toks, requestToken(r))
-		case isEndBookmark(r):
+			toks = append(toks, record.Token(r))
+		case record.IsEndBookmark(r):
 			endBookmark = true
-			noBlueprint = noBlueprint || blueprintMissing(r)
-		case r.Kind == record.Setup && r.Step == record.StepWarning:
+			noBlueprint = noBlueprint || record.BlueprintMissing(r)
+		case r.Kind == record.Setup && r.Step == record.StepKlog:
 			d.Warnings = append(d.Warnings, r.Value)
 		case r.Kind == record.Setup && r.Step == record.StepDirect:
 			d.Result, d.Returned = r.Value, true
@@ -49,7 +49,7 @@ func directList(recs []record.Record) *DirectList {
 	// The decoded events are written by the wire's decoder goroutine, so the bookmark may be
 	// recorded after the LIST that replaced its stream: the reason is read from the whole call,
 	// not from the order of its records.
-	if n := len(toks); n >= 2 && toks[0] == "STREAM" && toks[n-1] == "LIST" {
+	if n := len(toks); n >= 2 && toks[0] == record.TokenStream && toks[n-1] == record.TokenList {
 		switch {
 		case endBookmark && noBlueprint:
 			// client-go v0.32/v0.33: `"kubernetes.io/initial-events-list-blueprint" annotation is
@@ -63,6 +63,6 @@ func directList(recs []record.Record) *DirectList {
 		d.Label = fmt.Sprintf("STREAM→fallback: %s (%d req)", d.Fallback, n)
 		return d
 	}
-	_, d.Label = classify(reqs)
+	_, d.Label = record.Classify(reqs)
 	return d
 }

@@ -18,11 +18,11 @@ func TestDirectList(t *testing.T) {
 	end := func(blueprint string) record.Record {
 		a := map[string]string{"k8s.io/initial-events-end": "true"}
 		if blueprint != "" {
-			a[blueprintAnnotation] = blueprint
+			a[record.AnnotationBlueprint] = blueprint
 		}
 		return record.Record{Kind: record.WatchEvent, Tag: record.TagDirect, Event: "BOOKMARK", RV: "12", Annotations: a}
 	}
-	warning := record.Record{Kind: record.Setup, Tag: record.TagDirect, Step: record.StepWarning,
+	warning := record.Record{Kind: record.Setup, Tag: record.TagDirect, Step: record.StepKlog,
 		Value: `The watchlist request for configmaps ended with an error, falling back to the standard LIST semantics, err = "kubernetes.io/initial-events-list-blueprint" annotation is missing content`}
 	returned := record.Record{Kind: record.Setup, Tag: record.TagDirect, Step: record.StepDirect, Value: "returned 1 items, resourceVersion=12"}
 	failed := record.Record{Kind: record.Setup, Tag: record.TagDirect, Step: record.StepDirect, Value: "failed", Detail: "connection refused"}
@@ -48,7 +48,7 @@ func TestDirectList(t *testing.T) {
 			"STREAM→fallback: blueprint annotation missing (2 req)", true, "returned 1 items, resourceVersion=12", 1, true},
 		{"blueprint missing, the bookmark decoded after the LIST was sent", []record.Record{http(streamQ, 200), warning, http("", 200), added, end(""), returned},
 			"STREAM→fallback: blueprint annotation missing (2 req)", true, "returned 1 items, resourceVersion=12", 1, true},
-		{"stream given up for another reason: client-go's warning says which", []record.Record{http(streamQ, 200), {Kind: record.Setup, Tag: record.TagDirect, Step: record.StepWarning, Value: "unexpected watch close"}, http("", 200), returned},
+		{"stream given up for another reason: client-go's warning says which", []record.Record{http(streamQ, 200), {Kind: record.Setup, Tag: record.TagDirect, Step: record.StepKlog, Value: "unexpected watch close"}, http("", 200), returned},
 			"STREAM→fallback: unexpected watch close (2 req)", true, "returned 1 items, resourceVersion=12", 1, true},
 		{"the call failed", []record.Record{{Kind: record.HTTP, Tag: record.TagDirect, Method: "GET", Path: "/api/v1/configmaps", Error: "connection refused"}, failed},
 			"LIST(error) (1 req)", true, "failed: connection refused", 0, false},

@@ -9,13 +9,6 @@ import (
 	"informer-lab/record"
 )
 
-// The three initial-sync shapes the gates produce (FACTS.md, "Wire shapes observed").
-const (
-	ShapeListWatch = "LIST→WATCH"            // gate off
-	ShapeStream    = "STREAM"                // gate on, server streams
-	ShapeFallback  = "STREAM→422→LIST→WATCH" // gate on, server WatchList=false: refused, falls back
-)
-
 // Handshake is what one informer did to sync.
 type Handshake struct {
 	Requests []record.Record // HTTP records of the initial phase
@@ -26,86 +19,6 @@ type Handshake struct {
 	SyncRV   string          // the rv the informer synced at: LIST collection rv or end bookmark rv
 	Fallback string          // why a stream that got through was given up for a LIST, when the log shows it
 	Problems []string        // handshake relations that do not hold, in words
-}
-
-// requestToken names one request for a shape: LIST, WATCH or STREAM (a watch asking for
-// initial events), with its status when the server did not answer 2xx.
-func requestToken(r record.Record) string {
-	q, _ := url.ParseQuery(r.Query)
-	tok := "LIST"
-	if q.Get("watch") == "true" || q.Get("watch") == "1" {
-		tok = "WATCH"
-		if q.Get("sendInitialEvents") == "true" {
-			tok = "STREAM"
-		}
-	}
-	switch {
-	case r.Error != "":
-		tok += "(error)"
-	case !ok2xx(r.Status):
-		tok += fmt.Sprintf("(%d)", r.Status)
-	}
-	return tok
-}
-
-func ok2xx(status int) bool { return status >= 200 && status < 300 }
-
-// classify names the shape of a request sequence, or spells it out when it is none of the three.
-func classify(reqs []record.Record) (shape, label string) {
-	toks := make([]string, len(reqs))
-	for i, r := range reqs {
-		toks[i] = requestToken(r)
-	}
-	seq := strings.Join(toks, "→")
-	refused := 0
-	for refused < len(toks) && toks[refused] == "STREAM(422)" {
-		refused++
-	}
-	switch {
-	case seq == "LIST→WATCH":
-		shape = ShapeListWatch
-	case seq == "STREAM":
-		shape = ShapeStream
-	case refused > 0 && strings.Join(toks[refused:], "→") == "LIST→WATCH":
-		shape = ShapeFallback
-	case seq == "":
-		shape = "no request"
-	default:
-		shape = seq
-	}
-	return shape, fmt.Sprintf("%s (%d req)", shape, len(reqs))
-}
-
-// expectedShape is the handshake the gates imply: the client gate decides whether the
-// reflector asks to stream, the server's WatchList gate whether it may.
-func expectedShape(gate, serverGates, serverVersion string) string {
-	switch gate {
-	case "off":
-		return ShapeListWatch
-	case "on":
-		if !serverStreams(serverGates, serverVersion) {
-			return ShapeFallback
-		}
-		return ShapeStream
-	}
-	return ""
-}
-
-// serverStreams says whether kube-apiserver's WatchList gate is on: as set in --feature-gates,
-// else its default for the version (../shared/FACTS.md, read in the tagged sources: alpha and
-// off up to 1.31, beta and on in 1.32, off again in 1.33, on from 1.34).
-func serverStreams(serverGates, serverVersion string) bool {
-	switch {
-	case strings.Contains(serverGates, "WatchList=false"):
-		return false
-	case strings.Contains(serverGates, "WatchList=true"):
-		return true
-	}
-	var major, minor int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(serverVersion, "v"), "%d.%d", &major, &minor); err != nil || major != 1 {
-		return true // unknown: assume a current server
-	}
-	return minor == 32 || minor >= 34
 }
 
 // handshake reads one informer's initial phase and checks it against want (an expected shape, or
@@ -124,28 +37,28 @@ func handshake(tag string, initial []record.Record, want string) Handshake {
 		switch {
 		case r.Kind == record.HTTP:
 			h.Requests = append(h.Requests, r)
-			if noBlueprint && requestToken(r) == "LIST" && h.Fallback == "" {
+			if noBlueprint && record.Token(r) == record.TokenList && h.Fallback == "" {
 				h.Fallback = "blueprint annotation missing"
 			}
-			if ok2xx(r.Status) && r.Error == "" {
+			if record.OK(r.Status) && r.Error == "" {
 				if w := r.Accept + " → " + r.ContentType; !slices.Contains(wires, w) {
 					wires = append(wires, w)
 				}
-				if strings.HasPrefix(requestToken(r), "WATCH") || strings.HasPrefix(requestToken(r), "STREAM") {
+				if record.IsWatch(r) {
 					watch = &initial[i]
 				}
 			}
 		case r.Kind == record.List:
 			list = &initial[i]
-		case r.Kind == record.WatchEvent && r.Event == "ADDED":
+		case r.Kind == record.WatchEvent && r.Event == record.EventAdded:
 			added++
-		case isEndBookmark(r):
+		case record.IsEndBookmark(r):
 			endBookmark = true
 			h.SyncRV = r.RV
-			noBlueprint = noBlueprint || blueprintMissing(r)
+			noBlueprint = noBlueprint || record.BlueprintMissing(r)
 		}
 	}
-	h.Shape, h.Label = classify(h.Requests)
+	h.Shape, h.Label = record.Classify(h.Requests)
 	if h.Fallback != "" {
 		// client-go v0.32/v0.33 refuse an initial-events-end bookmark without the list blueprint
 		// ("annotation is missing content") and list instead (kubernetes/kubernetes#138167).
@@ -174,7 +87,7 @@ func handshake(tag string, initial []record.Record, want string) Handshake {
 		return h
 	}
 	switch want {
-	case ShapeListWatch, ShapeFallback:
+	case record.ShapeListWatch, record.ShapeFallback:
 		// The watch must resume exactly where the LIST's snapshot ends, or events fall in the gap.
 		from := url.Values{}
 		if watch != nil {
@@ -185,9 +98,9 @@ func handshake(tag string, initial []record.Record, want string) Handshake {
 		} else if got := from.Get("resourceVersion"); got != list.RV {
 			h.Problems = append(h.Problems, fmt.Sprintf("%s: WATCH resumed from rv=%s, LIST returned rv=%s", tag, got, list.RV))
 		}
-	case ShapeStream:
+	case record.ShapeStream:
 		if !endBookmark {
-			h.Problems = append(h.Problems, fmt.Sprintf("%s: stream without a BOOKMARK %s=true", tag, initialEventsEnd))
+			h.Problems = append(h.Problems, fmt.Sprintf("%s: stream without a BOOKMARK %s=true", tag, record.AnnotationInitialEventsEnd))
 		}
 		if list != nil {
 			h.Problems = append(h.Problems, fmt.Sprintf("%s: stream but a LIST record too", tag))

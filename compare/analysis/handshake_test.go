@@ -11,61 +11,6 @@ func req(query string, status int) record.Record {
 	return record.Record{Kind: record.HTTP, Tag: "A", Method: "GET", Path: "/api/v1/configmaps", Query: query, Status: status}
 }
 
-func TestClassify(t *testing.T) {
-	const (
-		list   = "limit=500&resourceVersion=0"
-		watch  = "allowWatchBookmarks=true&resourceVersion=47&timeout=9m9s&timeoutSeconds=549&watch=true"
-		stream = "allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeout=6m33s&timeoutSeconds=393&watch=true"
-		listSt = "resourceVersion=0&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true"
-	)
-	tests := []struct {
-		name      string
-		reqs      []record.Record
-		wantShape string
-		wantLabel string
-	}{
-		{"gate off", []record.Record{req(list, 200), req(watch, 200)}, ShapeListWatch, "LIST→WATCH (2 req)"},
-		{"gate on, server streams", []record.Record{req(stream, 200)}, ShapeStream, "STREAM (1 req)"},
-		{"gate on, WatchList=false", []record.Record{req(stream, 422), req(listSt, 422), req(list, 200), req(watch, 200)}, ShapeFallback, "STREAM→422→LIST→WATCH (4 req)"},
-		{"refused for another reason", []record.Record{req(stream, 500), req(list, 200), req(watch, 200)}, "STREAM(500)→LIST→WATCH", "STREAM(500)→LIST→WATCH (3 req)"},
-		{"watch re-established", []record.Record{req(list, 200), req(watch, 200), req(watch, 200)}, "LIST→WATCH→WATCH", "LIST→WATCH→WATCH (3 req)"},
-		{"transport error", []record.Record{{Kind: record.HTTP, Query: stream, Error: "EOF"}}, "STREAM(error)", "STREAM(error) (1 req)"},
-		{"nothing", nil, "no request", "no request (0 req)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			shape, label := classify(tt.reqs)
-			if shape != tt.wantShape || label != tt.wantLabel {
-				t.Errorf("want %q / %q, got %q / %q", tt.wantShape, tt.wantLabel, shape, label)
-			}
-		})
-	}
-}
-
-func TestExpectedShape(t *testing.T) {
-	tests := []struct{ gate, serverGates, version, want string }{
-		{"off", "", "v1.32.13", ShapeListWatch},
-		{"off", "WatchList=false", "v1.32.13", ShapeListWatch},
-		{"on", "", "v1.32.13", ShapeStream},
-		{"on", "WatchList=true", "v1.32.13", ShapeStream},
-		{"on", "WatchList=false", "v1.32.13", ShapeFallback},
-		{"on", "ConsistentListFromCache=true,WatchList=false", "v1.32.13", ShapeFallback},
-		// the server's own default when no gate is set
-		{"on", "", "v1.31.14", ShapeFallback},
-		{"on", "", "v1.33.13", ShapeFallback},
-		{"on", "", "v1.34.4", ShapeStream},
-		{"on", "", "v1.37.2", ShapeStream},
-		{"on", "WatchList=true", "v1.33.13", ShapeStream},
-		{"on", "", "cluster", ShapeStream},
-		{"", "", "v1.32.13", ""},
-	}
-	for _, tt := range tests {
-		if got := expectedShape(tt.gate, tt.serverGates, tt.version); got != tt.want {
-			t.Errorf("expectedShape(%q, %q, %q): want %q, got %q", tt.gate, tt.serverGates, tt.version, tt.want, got)
-		}
-	}
-}
-
 // TestVerdictForHandshakes runs whole synthetic runs through Analyze: the three shapes where the
 // gates imply them hold, a shape the gates do not imply fails and the report says where.
 func TestVerdictForHandshakes(t *testing.T) {
@@ -78,14 +23,14 @@ func TestVerdictForHandshakes(t *testing.T) {
 	}{
 		{"off and on, server streams", "", synthLabs, 0, ""},
 		{"fallback on WatchList=false", "WatchList=false", []synthLab{
-			{"client-v031", "v0.31.14", "off", ShapeListWatch},
-			{"client-v032", "v0.32.13", "on", ShapeFallback}}, 0, ""},
+			{"client-v031", "v0.31.14", "off", record.ShapeListWatch},
+			{"client-v032", "v0.32.13", "on", record.ShapeFallback}}, 0, ""},
 		{"gate on but LIST→WATCH", "", []synthLab{
-			{"client-v031", "v0.31.14", "off", ShapeListWatch},
-			{"client-v032", "v0.32.13", "on", ShapeListWatch}}, 1, "client-v032: A: expected STREAM, saw LIST→WATCH (2 req)"},
+			{"client-v031", "v0.31.14", "off", record.ShapeListWatch},
+			{"client-v032", "v0.32.13", "on", record.ShapeListWatch}}, 1, "client-v032: A: expected STREAM, saw LIST→WATCH (2 req)"},
 		{"stream although WatchList=false", "WatchList=false", []synthLab{
-			{"client-v035", "v0.35.0", "on", ShapeStream}}, 1, "expected STREAM→422→LIST→WATCH, saw STREAM (1 req)"},
-		{"no gate record", "", []synthLab{{"client-v031", "v0.31.14", "", ShapeListWatch}}, 1, "no SETUP gate record"},
+			{"client-v035", "v0.35.0", "on", record.ShapeStream}}, 1, "expected STREAM→422→LIST→WATCH, saw STREAM (1 req)"},
+		{"no gate record", "", []synthLab{{"client-v031", "v0.31.14", "", record.ShapeListWatch}}, 1, "no SETUP gate record"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,7 +51,7 @@ func TestHandshakeWatchMustResumeFromListRV(t *testing.T) {
 		{Kind: record.List, Tag: "A", RV: "47"},
 		req("allowWatchBookmarks=true&resourceVersion=46&watch=true", 200),
 	}
-	h := handshake("A", initial, ShapeListWatch)
+	h := handshake("A", initial, record.ShapeListWatch)
 	want := "A: WATCH resumed from rv=46, LIST returned rv=47"
 	if len(h.Problems) != 1 || h.Problems[0] != want {
 		t.Errorf("want problem %q, got %q", want, h.Problems)
@@ -119,7 +64,7 @@ func TestHandshakeStreamNeedsEndBookmark(t *testing.T) {
 		{Kind: record.WatchEvent, Tag: "A", Event: "ADDED", Name: "a", RV: "40"},
 		{Kind: record.WatchEvent, Tag: "A", Event: "BOOKMARK", RV: "41"}, // periodic, not the end
 	}
-	h := handshake("A", initial, ShapeStream)
+	h := handshake("A", initial, record.ShapeStream)
 	if len(h.Problems) != 1 || !strings.Contains(h.Problems[0], "without a BOOKMARK k8s.io/initial-events-end=true") {
 		t.Errorf("want the missing end bookmark reported, got %q", h.Problems)
 	}

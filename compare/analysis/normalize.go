@@ -1,25 +1,11 @@
 package analysis
 
 import (
-	"fmt"
-	"net/url"
-	"regexp"
+	"maps"
+	"slices"
 	"sort"
-	"strings"
 
 	"informer-lab/record"
-)
-
-// Annotation the server puts on the bookmark that closes a stream's initial events.
-const initialEventsEnd = "k8s.io/initial-events-end"
-
-// Placeholders for values that differ from run to run.
-const (
-	phSyncRV   = "<RV0>" // the collection rv a sync settled on
-	phObjectRV = "<RV>"  // any other rv of the initial phase
-	phTimeout  = "<T>"   // timeout/timeoutSeconds: random per watch request
-	phHost     = "<host>"
-	phTime     = "<time>"
 )
 
 // splitPhases cuts a lab's records after the SETUP synced record of the last of its informers
@@ -68,28 +54,15 @@ func syncRVs(initial []record.Record) map[string]map[string]bool {
 		switch {
 		case r.Kind == record.List:
 			add(r.Tag, r.RV)
-		case isEndBookmark(r):
+		case record.IsEndBookmark(r):
 			add(r.Tag, r.RV)
 		}
 	}
 	return out
 }
 
-func isEndBookmark(r record.Record) bool {
-	return r.Kind == record.WatchEvent && r.Event == "BOOKMARK" && r.Annotations[initialEventsEnd] == "true"
-}
-
-// isVolatileBookmark reports the periodic bookmarks the server sends at times of its choosing:
-// they say nothing about what a client saw, so the steady comparison leaves them out.
-func isVolatileBookmark(r record.Record) bool {
-	return r.Kind == record.WatchEvent && r.Event == "BOOKMARK" && len(r.Annotations) == 0
-}
-
-// rvMapper rewrites one rv for a normalized line.
-type rvMapper func(rv string) string
-
-// steadyRV keeps rvs: in the steady phase they are the subject of the comparison.
-func steadyRV(rv string) string { return rv }
+// rvMapper rewrites one rv for a normalized line (record.Normalized).
+type rvMapper = func(rv string) string
 
 // initialRV maps the rvs of an initial phase to placeholders: sync rvs to <RV0>, others to <RV>.
 func initialRV(sync map[string]bool) rvMapper {
@@ -98,119 +71,11 @@ func initialRV(sync map[string]bool) rvMapper {
 		case rv == "" || rv == "0": // "0" asks for the watch cache: part of the request's shape
 			return rv
 		case sync[rv]:
-			return phSyncRV
+			return record.PlaceholderSyncRV
 		default:
-			return phObjectRV
+			return record.PlaceholderRV
 		}
 	}
-}
-
-// normalizeLine renders a record as one line that two labs on one server print alike when they
-// did the same thing: no time, no source, no host or port, no random timeouts.
-func normalizeLine(r record.Record, rv rvMapper) string {
-	var b strings.Builder
-	b.WriteString("[" + string(r.Kind) + "]")
-	if r.Tag != "" {
-		b.WriteString("[" + r.Tag + "]")
-	}
-	b.WriteByte(' ')
-	switch r.Kind {
-	case record.HTTP:
-		b.WriteString(r.Method + " " + r.Path)
-		if r.Query != "" {
-			b.WriteString("?" + normalizeQuery(r.Query, rv))
-		}
-		if r.Error != "" {
-			b.WriteString(" -> error: " + scrub(r.Error))
-		} else {
-			fmt.Fprintf(&b, " -> %d %s", r.Status, r.ContentType)
-		}
-		if r.Accept != "" {
-			b.WriteString(" (accept " + r.Accept + ")")
-		}
-		if r.Detail != "" {
-			b.WriteString(": " + scrub(r.Detail))
-		}
-	case record.List:
-		fmt.Fprintf(&b, "rv=%s items=%d", rv(r.RV), len(r.Items))
-		for _, it := range r.Items {
-			b.WriteString(" " + objectName(it.Namespace, it.Name))
-		}
-	case record.WatchEvent:
-		b.WriteString(EventLine(r.Event, r.Namespace, r.Name, rv(r.RV)))
-		for _, k := range sortedKeys(r.Annotations) {
-			fmt.Fprintf(&b, " %s=%s", k, r.Annotations[k])
-		}
-		if r.Detail != "" {
-			b.WriteString(" " + scrub(r.Detail))
-		}
-	case record.Handler, record.Mutator:
-		b.WriteString(EventLine(r.Event, r.Namespace, r.Name, rv(r.RV)))
-		if r.Error != "" {
-			b.WriteString(" error: " + scrub(r.Error))
-		}
-	default:
-		b.WriteString(r.Step)
-		if r.Value != "" {
-			b.WriteString(" " + scrub(r.Value))
-		}
-		if r.Detail != "" {
-			b.WriteString(" (" + scrub(r.Detail) + ")")
-		}
-	}
-	return strings.TrimRight(b.String(), " ")
-}
-
-// normalizeQuery sorts the parameters and replaces the values that differ per request.
-// It does not re-escape values: the line is read by people, not sent.
-func normalizeQuery(raw string, rv rvMapper) string {
-	q, err := url.ParseQuery(raw)
-	if err != nil {
-		return raw // keep what was sent rather than guess
-	}
-	var parts []string
-	for _, k := range sortedKeys(q) {
-		for _, v := range q[k] {
-			switch k {
-			case "timeout", "timeoutSeconds":
-				v = phTimeout
-			case "resourceVersion":
-				v = rv(v)
-			}
-			parts = append(parts, k+"="+v)
-		}
-	}
-	return strings.Join(parts, "&")
-}
-
-var (
-	hostPort  = regexp.MustCompile(`(?:\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\]|(?:\d{1,3}\.){3}\d{1,3}|localhost)(?::\d+)?`)
-	timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?`)
-)
-
-// scrub removes hosts, ports and timestamps from free text (errors, details).
-func scrub(s string) string {
-	s = timestamp.ReplaceAllString(s, phTime)
-	return hostPort.ReplaceAllString(s, phHost)
-}
-
-// EventLine renders "MODIFIED default/lab-cm-1 rv=521", leaving out what is empty.
-func EventLine(event, ns, name, rv string) string {
-	s := event
-	if name != "" {
-		s += " " + objectName(ns, name)
-	}
-	if rv != "" {
-		s += " rv=" + rv
-	}
-	return s
-}
-
-func objectName(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
 }
 
 // phaseLines renders a phase as normalized lines grouped by tag: untagged records first, then
@@ -227,7 +92,7 @@ func phaseLines(recs []record.Record, keep func(record.Record) bool, rv func(tag
 		if !keep(r) {
 			continue
 		}
-		line := normalizeLine(r, rv(r.Tag))
+		line := r.Normalized(rv(r.Tag))
 		switch {
 		case r.Kind == record.Handler:
 			handlers[r.Tag] = append(handlers[r.Tag], line)
@@ -253,7 +118,7 @@ func phaseLines(recs []record.Record, keep func(record.Record) bool, rv func(tag
 		out = append(out, handlers[tag]...)
 		for _, r := range recs {
 			if r.Tag == tag && r.Kind == record.Setup && r.Step == record.StepSynced && keep(r) {
-				out = append(out, normalizeLine(r, rv(tag)))
+				out = append(out, r.Normalized(rv(tag)))
 			}
 		}
 	}
@@ -271,19 +136,12 @@ func initialLines(initial []record.Record) []string {
 // saw, without the periodic bookmarks.
 func steadyLines(steady []record.Record) []string {
 	keep := func(r record.Record) bool {
-		return (r.Kind == record.WatchEvent && !isVolatileBookmark(r)) || r.Kind == record.Handler
+		return (r.Kind == record.WatchEvent && !record.IsPeriodicBookmark(r)) || r.Kind == record.Handler
 	}
-	return phaseLines(steady, keep, func(string) rvMapper { return steadyRV }, false)
+	return phaseLines(steady, keep, func(string) rvMapper { return record.KeepRV }, false)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func sortedSet(m map[string]bool) []string { return sortedKeys(m) }
 
@@ -297,7 +155,7 @@ func SplitPhases(recs []record.Record) (initial, steady []record.Record) {
 // InitialQuery renders the query of request r, one of the records of initial, as the
 // initial-sync diff shows it: parameters sorted, timeouts <T>, the rv the informer synced at <RV0>.
 func InitialQuery(r record.Record, initial []record.Record) string {
-	return normalizeQuery(r.Query, initialRV(syncRVs(initial)[r.Tag]))
+	return record.NormalizeQuery(r.Query, initialRV(syncRVs(initial)[r.Tag]))
 }
 
 // InitialRV renders an rv of record r, one of the records of initial, as the initial-sync diff
@@ -308,4 +166,4 @@ func InitialRV(r record.Record, initial []record.Record) string {
 
 // NormalizeRecord renders a record as the steady-phase diff does: rvs kept, hosts, times and
 // random timeouts replaced.
-func NormalizeRecord(r record.Record) string { return normalizeLine(r, steadyRV) }
+func NormalizeRecord(r record.Record) string { return r.Normalized(record.KeepRV) }

@@ -8,23 +8,6 @@ import (
 	"informer-lab/record"
 )
 
-// Scenarios of a matrix run, as the harness names them in its SETUP scenario record.
-const (
-	ScenarioStartup   = "startup"     // the initial sync only, no writes
-	ScenarioDirect    = "direct-list" // the initial sync, then each lab's one typed List() outside its informers
-	ScenarioSteady    = "steady"      // writes fan out to every watcher
-	ScenarioReconnect = "reconnect"   // a proxy ends every watch after a few seconds; reflectors watch again
-	ScenarioRestart   = "restart"     // kube-apiserver killed and restarted mid-run
-	ScenarioExpired   = "expired"     // labs cut off while the server forgets their rv: 410, then a relist
-)
-
-// Scenarios lists the scenarios in the order a matrix shows them.
-var Scenarios = []string{ScenarioStartup, ScenarioDirect, ScenarioSteady, ScenarioReconnect, ScenarioRestart, ScenarioExpired}
-
-// blueprintAnnotation is the annotation of the initial-events-end bookmark that carries the
-// list's type (base64): client-go v0.32/v0.33's typed List refuses a stream whose bookmark lacks it.
-const blueprintAnnotation = "kubernetes.io/initial-events-list-blueprint"
-
 // Step is one thing an informer did on the wire after its initial sync: a request, or the ERROR
 // event a watch stream carried (a 410 Expired that makes the reflector relist).
 type Step struct {
@@ -38,15 +21,6 @@ type Step struct {
 	Resync time.Time
 }
 
-// IsEndBookmark reports the BOOKMARK annotated k8s.io/initial-events-end: the end of a stream's
-// initial events, the point an informer is in sync.
-func IsEndBookmark(r record.Record) bool { return isEndBookmark(r) }
-
-// isExpired reports an ERROR watch event carrying a 410 (the rv the watch asked for is too old).
-func isExpired(r record.Record) bool {
-	return r.Kind == record.WatchEvent && r.Event == "ERROR" && strings.Contains(r.Detail, "code=410")
-}
-
 // Steps reads one informer's records after its sync (LabReport.After[tag]) from since on (zero:
 // all of them) and returns its requests and ERROR events in order.
 func Steps(after []record.Record, since time.Time) []Step {
@@ -57,27 +31,27 @@ func Steps(after []record.Record, since time.Time) []Step {
 		}
 		switch {
 		case r.Kind == record.HTTP:
-			s := Step{Time: r.Time, Token: requestToken(r), Request: true}
+			s := Step{Time: r.Time, Token: record.Token(r), Request: true}
 			q, _ := url.ParseQuery(r.Query)
 			rv := q.Get("resourceVersion")
-			s.FromRV = s.Token == "WATCH" && rv != "" && rv != "0"
+			s.FromRV = s.Token == record.TokenWatch && rv != "" && rv != "0"
 			switch s.Token {
-			case "WATCH":
-				if first, ok := firstEvent(after[i+1:]); !ok || first.Event != "ERROR" {
+			case record.TokenWatch:
+				if first, ok := firstEvent(after[i+1:]); !ok || first.Event != record.EventError {
 					s.Resync = r.Time
 				}
-			case "STREAM":
+			case record.TokenStream:
 				for _, e := range streamEvents(after[i+1:]) {
-					if isEndBookmark(e) {
+					if record.IsEndBookmark(e) {
 						s.Resync = e.Time
 						break
 					}
 				}
 			}
 			steps = append(steps, s)
-		case r.Kind == record.WatchEvent && r.Event == "ERROR":
+		case r.Kind == record.WatchEvent && r.Event == record.EventError:
 			tok := "ERROR"
-			if isExpired(r) {
+			if record.IsExpired(r) {
 				tok = "410"
 			}
 			steps = append(steps, Step{Time: r.Time, Token: tok})
@@ -124,7 +98,7 @@ func FirstResync(steps []Step) int {
 // writes it missed, a stream repeats the objects as ADDED), and only its cache can be checked.
 func reread(steps []Step) bool {
 	for _, s := range steps {
-		if s.Request && (s.Token == "LIST" || s.Token == "STREAM") {
+		if s.Request && (s.Token == record.TokenList || s.Token == record.TokenStream) {
 			return true
 		}
 	}
@@ -135,7 +109,7 @@ func reread(steps []Step) bool {
 func rewatches(steps []Step) int {
 	n := 0
 	for _, s := range steps {
-		if s.Request && (s.Token == "WATCH" || s.Token == "STREAM") {
+		if s.Request && (s.Token == record.TokenWatch || s.Token == record.TokenStream) {
 			n++
 		}
 	}
@@ -164,7 +138,7 @@ func tagPhases(recs []record.Record) (before, after map[string][]record.Record, 
 				// An HTTP record is written when the response headers arrive, Millis after the request.
 				first[r.Tag] = r.Time.Add(-time.Duration(r.Millis) * time.Millisecond)
 			}
-			if r.Kind == record.List || isEndBookmark(r) {
+			if r.Kind == record.List || record.IsEndBookmark(r) {
 				point[r.Tag] = r.Time
 			}
 			if r.Kind == record.Setup && r.Step == record.StepSynced {
@@ -186,14 +160,14 @@ func tagPhases(recs []record.Record) (before, after map[string][]record.Record, 
 	// before its WATCH request is logged: that WATCH still belongs to its handshake.
 	for tag, recs := range before {
 		last := lastHTTP(recs)
-		if last == nil || requestToken(*last) != "LIST" {
+		if last == nil || record.Token(*last) != "LIST" {
 			continue
 		}
 		for i, r := range after[tag] {
 			if r.Kind != record.HTTP {
 				continue
 			}
-			if strings.HasPrefix(requestToken(r), "WATCH") {
+			if strings.HasPrefix(record.Token(r), record.TokenWatch) {
 				before[tag] = append(before[tag], r)
 				after[tag] = append(after[tag][:i:i], after[tag][i+1:]...)
 			}
@@ -210,10 +184,4 @@ func lastHTTP(recs []record.Record) *record.Record {
 		}
 	}
 	return nil
-}
-
-// blueprintMissing reports an initial-events-end bookmark without (or with an empty)
-// kubernetes.io/initial-events-list-blueprint annotation.
-func blueprintMissing(r record.Record) bool {
-	return isEndBookmark(r) && r.Annotations[blueprintAnnotation] == ""
 }

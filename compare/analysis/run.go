@@ -33,8 +33,10 @@ type Run struct {
 type Lab struct {
 	Name    string
 	File    string
-	Records []record.Record // everything but the direct List's records
+	Records []record.Record // the informers' records and the lab's SETUP facts: what compare diffs
 	Direct  []record.Record // the lab's direct typed List() (tag record.TagDirect), kept apart: not an informer
+	Server  []record.Record // the lab's requests about its server (tag record.TagServer): its GET /version
+	Klog    []record.Record // what client-go logged through klog outside the direct List(): its own words, not the wire
 }
 
 // LoadRun reads harness.jsonl and every other *.jsonl in dir. It refuses a directory it cannot
@@ -77,9 +79,14 @@ func LoadRun(dir string) (*Run, error) {
 		}
 		lab := &Lab{Name: name, File: p}
 		for _, r := range recs {
-			if r.Tag == record.TagDirect {
+			switch {
+			case r.Tag == record.TagDirect:
 				lab.Direct = append(lab.Direct, r)
-			} else {
+			case r.Tag == record.TagServer:
+				lab.Server = append(lab.Server, r)
+			case r.Kind == record.Setup && r.Step == record.StepKlog:
+				lab.Klog = append(lab.Klog, r)
+			default:
 				lab.Records = append(lab.Records, r)
 			}
 		}

@@ -168,7 +168,7 @@ func TestReconnectCountsRewatches(t *testing.T) {
 	if got := rep.Labs[0].Rewatch; got["A"] != 2 || got["B"] != 2 {
 		t.Errorf("want 2 re-established watches per informer, got %v", got)
 	}
-	if rep.Proxy != "watch timeout 4s" || rep.Scenario != ScenarioReconnect {
+	if rep.Proxy != "watch timeout 4s" || rep.Scenario != record.ScenarioReconnect {
 		t.Errorf("want scenario reconnect through the proxy, got %q / %q", rep.Scenario, rep.Proxy)
 	}
 }
@@ -242,7 +242,7 @@ func TestSteps(t *testing.T) {
 		{Kind: record.WatchEvent, Time: at(5), Tag: "A", Event: "MODIFIED", RV: "171"},
 		http(6, stream, 200, ""),
 		{Kind: record.WatchEvent, Time: at(6), Tag: "A", Event: "ADDED", RV: "150"},
-		{Kind: record.WatchEvent, Time: at(7), Tag: "A", Event: "BOOKMARK", RV: "172", Annotations: map[string]string{initialEventsEnd: "true"}},
+		{Kind: record.WatchEvent, Time: at(7), Tag: "A", Event: "BOOKMARK", RV: "172", Annotations: map[string]string{record.AnnotationInitialEventsEnd: "true"}},
 	}
 	steps := Steps(recs, time.Time{})
 	var toks []string

@@ -8,7 +8,7 @@ import (
 	"informer-lab/record"
 )
 
-// This file builds synthetic runs that follow the wire shapes of FACTS.md, for the tests and
+// This file builds synthetic runs that follow the wire shapes the labs record (docs/matrix), for the tests and
 // for testdata/runs/synthetic.
 
 // synthLab describes one lab of a synthetic run.
@@ -75,17 +75,17 @@ func (s *synth) handshakeRecords(lab synthLab, tag string, seeds []record.Item, 
 	}
 	var out []record.Record
 	switch lab.shape {
-	case ShapeListWatch:
+	case record.ShapeListWatch:
 		out = listWatch()
-	case ShapeStream:
+	case record.ShapeStream:
 		out = append(out, http("allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&"+to+"&watch=true", 200, watchCT))
 		for _, it := range seeds {
 			out = append(out, s.rec(src, record.Record{Kind: record.WatchEvent, Tag: tag, Event: "ADDED", Namespace: it.Namespace, Name: it.Name, RV: it.RV}))
 		}
 		out = append(out, s.rec(src, record.Record{Kind: record.WatchEvent, Tag: tag, Event: "BOOKMARK", RV: syncRV,
-			Annotations: map[string]string{initialEventsEnd: "true"}}))
+			Annotations: map[string]string{record.AnnotationInitialEventsEnd: "true"}}))
 		out = append(out, handlers()...)
-	case ShapeFallback:
+	case record.ShapeFallback:
 		out = append(out,
 			http("allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&"+to+"&watch=true", 422, "application/json"),
 			http("resourceVersion=0&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true", 422, "application/json"))
@@ -132,8 +132,8 @@ func synthRun(server, gates string, labs []synthLab, seeds, writes int) map[stri
 		for _, lab := range labs {
 			for _, tag := range []string{"A", "B"} {
 				logs[lab.name] = append(logs[lab.name],
-					s.rec(lab.name, record.Record{Kind: record.WatchEvent, Tag: tag, Event: eventFor[w.Event], Namespace: w.Namespace, Name: w.Name, RV: w.RV}),
-					s.rec(lab.name, record.Record{Kind: record.Handler, Tag: tag, Event: eventFor[w.Event], Namespace: w.Namespace, Name: w.Name, RV: w.RV}))
+					s.rec(lab.name, record.Record{Kind: record.WatchEvent, Tag: tag, Event: record.EventFor(w.Event), Namespace: w.Namespace, Name: w.Name, RV: w.RV}),
+					s.rec(lab.name, record.Record{Kind: record.Handler, Tag: tag, Event: record.EventFor(w.Event), Namespace: w.Namespace, Name: w.Name, RV: w.RV}))
 			}
 		}
 		if i == writes/2 { // a periodic bookmark, at a time of the server's choosing
@@ -164,8 +164,8 @@ func interleave(a, b []record.Record) []record.Record {
 
 // synthLabs is the usual pair: v0.31 with the gate off, v0.32 with it on.
 var synthLabs = []synthLab{
-	{"client-v031", "v0.31.14", "off", ShapeListWatch},
-	{"client-v032", "v0.32.13", "on", ShapeStream},
+	{"client-v031", "v0.31.14", "off", record.ShapeListWatch},
+	{"client-v032", "v0.32.13", "on", record.ShapeStream},
 }
 
 // runFrom turns synthetic logs into a Run as LoadRun would return it.

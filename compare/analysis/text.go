@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"informer-lab/record"
 )
 
 // ExitCode is 0 when every relation holds, 1 otherwise.
@@ -16,8 +18,19 @@ func (r *Report) ExitCode() int {
 	return 0
 }
 
-// WriteText writes the phase diffs, the verdict table and a one-line conclusion.
-func (r *Report) WriteText(w io.Writer) {
+// WriteText writes the report a person reads at a terminal (what make compare and go run
+// ./compare print): the run, the phase diffs, the verdict with labs as rows and footnotes,
+// the fan-out skew, the conclusion and the VERDICT line. The verdict and the lines around it
+// keep to TermWidth columns; the diffs quote normalized wire lines and the conclusion is one
+// sentence (docs quote it), so those are left as they are.
+func (r *Report) WriteText(w io.Writer) { r.write(w, false) }
+
+// WriteDetail writes what WriteText writes, and after the verdict every fact in full: the
+// table with one column per lab (Table), as wide as its longest fact. It is the report kept
+// in the run directory (compare.txt), read in a file, not in a terminal.
+func (r *Report) WriteDetail(w io.Writer) { r.write(w, true) }
+
+func (r *Report) write(w io.Writer, detail bool) {
 	gates := r.ServerGates
 	if gates == "" {
 		gates = "defaults"
@@ -26,22 +39,23 @@ func (r *Report) WriteText(w io.Writer) {
 	for i, l := range r.Labs {
 		names[i] = l.Name
 	}
+	say := func(format string, args ...any) { writeWrapped(w, fmt.Sprintf(format, args...), "  ") }
 	fmt.Fprintf(w, "informer-lab compare: %s\n", r.Dir)
-	fmt.Fprintf(w, "server: %s (feature gates: %s)\n", r.Server, gates)
+	say("server: %s (feature gates: %s)", r.Server, gates)
 	if r.Scenario != "" {
-		fmt.Fprintf(w, "scenario: %s (%s)\n", r.Scenario, r.ScenarioDoc)
+		say("scenario: %s (%s)", r.Scenario, r.ScenarioDoc)
 	}
 	if r.Proxy != "" {
-		fmt.Fprintf(w, "proxy: %s\n", r.Proxy)
+		say("proxy: %s", r.Proxy)
 	}
 	if len(names) == 0 {
 		fmt.Fprintf(w, "no labs\nVERDICT: fails\n")
 		return
 	}
-	fmt.Fprintf(w, "labs: %s (baseline: %s)\n", strings.Join(names, ", "), names[0])
+	say("labs: %s (baseline: %s)", strings.Join(names, ", "), names[0])
 	fmt.Fprintf(w, "harness writes: %d\n", len(r.Writes))
 	if r.DeleteRVs > 0 {
-		fmt.Fprintf(w, "(%d DELETE rvs taken from the watchers' DELETED events: the apiserver answers a DELETE with a Status, so every watcher must agree on it)\n", r.DeleteRVs)
+		say("(%d DELETE rvs taken from the watchers' DELETED events: the apiserver answers a DELETE with a Status, so every watcher must agree on it)", r.DeleteRVs)
 	}
 
 	if len(r.Diffs) == 0 {
@@ -57,7 +71,13 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 
 	fmt.Fprintf(w, "\n== verdict ==\n")
-	writeTable(w, r.Table())
+	for _, line := range r.Verdict().Lines(TermWidth) {
+		fmt.Fprintln(w, line)
+	}
+	if detail {
+		fmt.Fprintf(w, "\n== verdict, every fact (one column per lab) ==\n")
+		writeTable(w, r.Table())
+	}
 	if r.Skew.Writes > 0 {
 		fmt.Fprintf(w, "fan-out skew over %d writes × %d watchers: min %s, median %s, max %s\n",
 			r.Skew.Writes, r.Skew.Watchers, ms(r.Skew.Min), ms(r.Skew.Median), ms(r.Skew.Max))
@@ -65,10 +85,10 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "fan-out skew: no write was seen by two watchers\n")
 	}
 	for _, f := range r.Faults {
-		fmt.Fprintf(w, "fault: %s\n", f)
+		say("fault: %s", f)
 	}
 	if r.Injected != "" {
-		fmt.Fprintf(w, "fault injected by the harness: %s\n", r.Injected)
+		say("fault injected by the harness: %s", r.Injected)
 	}
 	fmt.Fprintf(w, "\n%s\n", r.Conclusion())
 	if len(r.Failures) == 0 {
@@ -77,11 +97,19 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "VERDICT: fails (%d)\n", len(r.Failures))
 	for _, f := range r.Failures {
-		fmt.Fprintf(w, "- %s\n", f)
+		say("- %s", f)
 	}
 }
 
-// Table is the verdict table: one row per fact, one column per lab; row 0 holds the lab names.
+// writeWrapped writes s as lines of at most TermWidth columns.
+func writeWrapped(w io.Writer, s, indent string) {
+	for _, line := range Wrap(s, TermWidth, indent) {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// Table is every fact of the verdict in full: one row per fact, one column per lab; row 0
+// holds the lab names. WriteDetail writes it; the terminal shows Verdict instead.
 func (r *Report) Table() [][]string {
 	rows := [][]string{{""}}
 	add := func(title string, cell func(l *LabReport) string) {
@@ -131,22 +159,14 @@ func (r *Report) Table() [][]string {
 		return perWatcher(l, func(w *Watcher) string { return fmt.Sprint(w.Handlers) })
 	})
 	add("steady rvs = harness writes", func(l *LabReport) string {
-		var bad []string
-		for _, tag := range l.Tags {
-			if m := l.Watchers[tag].Mismatch; m != "" {
-				bad = append(bad, tag+": "+m)
-			}
-		}
-		if len(l.Unsynced) > 0 {
-			bad = append(bad, "never synced: "+strings.Join(l.Unsynced, ", "))
-		}
+		bad := l.steadyProblems()
 		if len(bad) == 0 {
 			return "yes"
 		}
 		if r.Injected != "" {
 			return "not required after a fault: " + strings.Join(bad, "; ")
 		}
-		if r.Scenario == ScenarioReconnect && len(l.Unsynced) == 0 && allReread(l) {
+		if r.Scenario == record.ScenarioReconnect && len(l.Unsynced) == 0 && allReread(l) {
 			return "not required after a relist or a new stream: " + strings.Join(bad, "; ")
 		}
 		return "NO: " + strings.Join(bad, "; ")
@@ -179,7 +199,7 @@ func (r *Report) Table() [][]string {
 			return l.Direct.Result
 		})
 	}
-	if r.Scenario == ScenarioReconnect {
+	if r.Scenario == record.ScenarioReconnect {
 		add("watches re-established", func(l *LabReport) string {
 			return perTag(l, func(tag string) string { return fmt.Sprint(l.Rewatch[tag]) })
 		})
@@ -256,7 +276,7 @@ func (r *Report) Conclusion() string {
 		steady += "."
 	} else {
 		steady = "Steady phase differs: " + bad + "."
-		if r.Scenario == ScenarioReconnect && len(r.Failures) == 0 {
+		if r.Scenario == record.ScenarioReconnect && len(r.Failures) == 0 {
 			steady = "Steady events differ from the writes after a relist or a new stream, as the reconnect scenario allows: " + bad + "."
 		}
 	}
@@ -342,4 +362,19 @@ func perTag(l *LabReport, cell func(tag string) string) string {
 		parts = append(parts, tag+"="+cell(tag))
 	}
 	return orUnknown(strings.Join(parts, " "))
+}
+
+// steadyProblems says, per informer, how its steady events differ from the harness's writes,
+// and which informers never synced.
+func (l *LabReport) steadyProblems() []string {
+	var bad []string
+	for _, tag := range l.Tags {
+		if m := l.Watchers[tag].Mismatch; m != "" {
+			bad = append(bad, tag+": "+m)
+		}
+	}
+	if len(l.Unsynced) > 0 {
+		bad = append(bad, "never synced: "+strings.Join(l.Unsynced, ", "))
+	}
+	return bad
 }

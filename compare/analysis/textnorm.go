@@ -1,6 +1,10 @@
 package analysis
 
-import "regexp"
+import (
+	"regexp"
+
+	"informer-lab/record"
+)
 
 // volatileInText are the values of a printed line that change from run to run: rvs, random
 // timeouts, ticks, durations, byte counts, temporary and run directories. NormalizeText
@@ -9,9 +13,9 @@ var volatileInText = []struct {
 	re   *regexp.Regexp
 	with string
 }{
-	{regexp.MustCompile(`\b(rv|resourceVersion)=[1-9][0-9]*`), "${1}=" + phObjectRV},
-	{regexp.MustCompile(`\b(timeout)=[0-9hms.]+`), "${1}=" + phTimeout},
-	{regexp.MustCompile(`\b(timeoutSeconds)=[0-9]+`), "${1}=" + phTimeout},
+	{regexp.MustCompile(`\b(rv|resourceVersion)=[1-9][0-9]*`), "${1}=" + record.PlaceholderRV},
+	{regexp.MustCompile(`\b(timeout)=[0-9hms.]+`), "${1}=" + record.PlaceholderTimeout},
+	{regexp.MustCompile(`\b(timeoutSeconds)=[0-9]+`), "${1}=" + record.PlaceholderTimeout},
 	{regexp.MustCompile(`\b(data\.tick|bytes|ms)=[0-9]+`), "${1}=<N>"},
 	{regexp.MustCompile(`\b[0-9]+(\.[0-9]+)? ?(µs|ms|s|m)\b`), "<DUR>"},
 	{regexp.MustCompile(`(/[A-Za-z0-9._-]+)*/(tmp|out)/[A-Za-z0-9._/-]*`), "<PATH>"},
@@ -22,7 +26,7 @@ var volatileInText = []struct {
 // NormalizeText normalizes one printed line (a lab's text line, a line of the compare report,
 // a documentation excerpt) so that the same line from two runs compares equal.
 func NormalizeText(line string) string {
-	line = scrub(line)
+	line = record.Scrub(line)
 	for _, v := range volatileInText {
 		line = v.re.ReplaceAllString(line, v.with)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/record"
 )
 
 // Cells returns one cell per lab of one analyzed run of scenario. Log and Run are left for the
@@ -18,22 +19,22 @@ func Cells(scenario string, rep *analysis.Report) []Cell {
 	for _, l := range rep.Labs {
 		c := Cell{Scenario: scenario, Server: server, Client: l.Name, Agrees: true, SyncMillis: syncMillis(l)}
 		switch scenario {
-		case analysis.ScenarioStartup:
+		case record.ScenarioStartup:
 			c.Verdict, c.Expected, c.Agrees = startupVerdict(l)
-		case analysis.ScenarioDirect:
+		case record.ScenarioDirect:
 			c.Verdict = "no direct List() recorded"
 			if l.Direct != nil {
 				c.Verdict = l.Direct.Label
 			}
-		case analysis.ScenarioSteady:
+		case record.ScenarioSteady:
 			c.Verdict = steadyVerdict(l)
 			if d := seqs.differs(l); d != "" {
 				c.SeqDiffers = true
 				c.Verdict += "; " + d
 			}
-		case analysis.ScenarioReconnect:
+		case record.ScenarioReconnect:
 			c.Verdict = reconnectVerdict(l)
-		case analysis.ScenarioRestart, analysis.ScenarioExpired:
+		case record.ScenarioRestart, record.ScenarioExpired:
 			c.Verdict, c.RecoverMillis = recoveryVerdict(rep, l)
 		default:
 			c.Verdict = fmt.Sprintf("unknown scenario %q", scenario)
@@ -352,7 +353,7 @@ func steadySequences(rep *analysis.Report) sequences {
 		for _, tag := range l.Tags {
 			var evs []string
 			for _, e := range l.Watchers[tag].Events {
-				evs = append(evs, analysis.EventLine(e.Event, e.Namespace, e.Name, e.RV))
+				evs = append(evs, record.EventLine(e.Event, e.Namespace, e.Name, e.RV))
 			}
 			s.byWatcher[watcherKey(l.Name, tag)] = evs
 			count[strings.Join(evs, "\n")]++

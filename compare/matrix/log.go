@@ -45,6 +45,9 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 	section("initial sync", lab.Initial)
 	section("steady", lab.Steady)
 	section("requests and errors after each informer's sync", afterLines(rep, lab))
+	if len(lab.Klog) > 0 {
+		section("client-go's klog", lab.Klog)
+	}
 	if d := lab.Direct; d != nil {
 		section("direct List() (tag DIRECT): "+d.Label+"; "+d.Result, d.Lines)
 	}
@@ -76,7 +79,7 @@ func afterLines(rep *analysis.Report, lab *analysis.LabReport) []string {
 	var recs []record.Record
 	for _, tag := range lab.Tags {
 		for _, r := range lab.After[tag] {
-			if r.Kind == record.HTTP || (r.Kind == record.WatchEvent && (r.Event == "ERROR" || analysis.IsEndBookmark(r))) ||
+			if r.Kind == record.HTTP || (r.Kind == record.WatchEvent && (r.Event == record.EventError || record.IsEndBookmark(r))) ||
 				(r.Kind == record.Setup && r.Step == record.StepBroken) {
 				recs = append(recs, r)
 			}

@@ -8,16 +8,17 @@ import (
 	"strings"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/record"
 )
 
 // scenarioDoc says what a scenario's table shows.
 var scenarioDoc = map[string]string{
-	analysis.ScenarioStartup:   "Initial sync only, no writes: the requests each informer made to sync, and the slowest informer's sync time. ⚠ marks a handshake that is not the one the gates imply.",
-	analysis.ScenarioDirect:    "Initial sync, then each lab's one typed `List()` of ConfigMaps, the call a controller makes outside its informers (tag DIRECT): the requests it sent. A fallback names client-go's reason.",
-	analysis.ScenarioSteady:    "Writes fan out: each informer's events against the harness's writes (same objects, same rvs), and against the other cells of the run.",
-	analysis.ScenarioReconnect: "A proxy ends every watch after a few seconds: what each re-established watch sent (×N: how many rounds).",
-	analysis.ScenarioRestart:   "kube-apiserver killed and restarted: each informer's requests from the kill until it is back in sync, and the time from the restart to the slowest informer back.",
-	analysis.ScenarioExpired:   "Labs cut off while the server moves past their rv (restart, etcd compaction): the 410 and how each informer re-syncs, and the time from their release to the slowest informer back.",
+	record.ScenarioStartup:   "Initial sync only, no writes: the requests each informer made to sync, and the slowest informer's sync time. ⚠ marks a handshake that is not the one the gates imply.",
+	record.ScenarioDirect:    "Initial sync, then each lab's one typed `List()` of ConfigMaps, the call a controller makes outside its informers (tag DIRECT): the requests it sent. A fallback names client-go's reason.",
+	record.ScenarioSteady:    "Writes fan out: each informer's events against the harness's writes (same objects, same rvs), and against the other cells of the run.",
+	record.ScenarioReconnect: "A proxy ends every watch after a few seconds: what each re-established watch sent (×N: how many rounds).",
+	record.ScenarioRestart:   "kube-apiserver killed and restarted: each informer's requests from the kill until it is back in sync, and the time from the restart to the slowest informer back.",
+	record.ScenarioExpired:   "Labs cut off while the server moves past their rv (restart, etcd compaction): the 410 and how each informer re-syncs, and the time from their release to the slowest informer back.",
 }
 
 // extra is one annotation of a cell beside its verdict.
@@ -30,9 +31,9 @@ type extra struct {
 func extras(c *Cell) []extra {
 	var out []extra
 	switch c.Scenario {
-	case analysis.ScenarioStartup:
+	case record.ScenarioStartup:
 		out = append(out, extra{text: fmt.Sprintf("%d ms", c.SyncMillis)})
-	case analysis.ScenarioRestart, analysis.ScenarioExpired:
+	case record.ScenarioRestart, record.ScenarioExpired:
 		if c.RecoverMillis != nil {
 			out = append(out, extra{text: backIn(*c.RecoverMillis)})
 		}
@@ -158,81 +159,256 @@ const (
 	ansiReset = "\x1b[0m"
 )
 
-// Terminal writes the same grid as aligned text tables; with color, lost data and disagreements
-// are red.
+// termWidth is what the terminal grid keeps to: fourteen client cells by eight servers must be
+// read at a terminal, not wrapped into noise (docs/matrix.md, read in a browser, may be wide).
+const termWidth = analysis.TermWidth
+
+// Terminal writes the grid as text no wider than termWidth: one table per scenario, clients as
+// rows, servers as columns under their versions (a gated server gets a "*" and a legend). A cell
+// is a letter for its verdict, spelled out in a legend under its table, then the sync or recovery
+// time; "!" marks a cell the findings name. With color, "!" cells are red.
 func (r *Result) Terminal(w io.Writer, color bool) error {
 	ew := &errWriter{w: w}
-	red := func(s string) string {
-		if !color {
-			return s
+	say := func(s string) {
+		for _, line := range analysis.Wrap(s, termWidth, "  ") {
+			ew.printf("%s\n", line)
 		}
-		return ansiRed + s + ansiReset
 	}
 	facts, versions := r.header()
-	ew.printf("informer-lab matrix · %s\n%s\n", facts, versions)
+	say("informer-lab matrix · " + facts)
+	say(versions)
+	heads, gated := serverHeads(r.Servers)
+	for _, g := range gated {
+		say(g)
+	}
 	for _, sc := range r.Scenarios {
 		ew.printf("\n== %s ==\n", sc)
-		// Each cell is a plain text, for widths, and its rendering, maybe coloured.
-		type cell struct{ plain, shown string }
-		rows := [][]cell{{{plain: "client", shown: "client"}}}
-		for _, s := range r.Servers {
-			rows[0] = append(rows[0], cell{s.Name, s.Name})
+		g := r.grid(sc, heads)
+		for _, line := range g.lines(color) {
+			ew.printf("%s\n", line)
 		}
-		for _, cl := range r.Clients {
-			row := []cell{{cl.Label(), cl.Label()}}
-			for _, s := range r.Servers {
-				c := r.Cell(sc, s.Name, cl.Name)
-				if c == nil {
-					row = append(row, cell{"–", "–"})
-					continue
-				}
-				plain, shown := c.Verdict, c.Verdict
-				for _, e := range extras(c) {
-					t := e.text
-					if e.alert {
-						t = "! " + t
-					}
-					plain += " · " + t
-					if e.alert {
-						t = red(t)
-					}
-					shown += " · " + t
-				}
-				row = append(row, cell{plain, shown})
-			}
-			rows = append(rows, row)
-		}
-		width := make([]int, len(rows[0]))
-		for _, row := range rows {
-			for i, c := range row {
-				width[i] = max(width[i], len([]rune(c.plain)))
-			}
-		}
-		for n, row := range rows {
-			var parts []string
-			for i, c := range row {
-				parts = append(parts, c.shown+strings.Repeat(" ", width[i]-len([]rune(c.plain))))
-			}
-			ew.printf("%s\n", strings.TrimRight(strings.Join(parts, " | "), " "))
-			if n == 0 {
-				var rule []string
-				for _, wd := range width {
-					rule = append(rule, strings.Repeat("-", wd))
-				}
-				ew.printf("%s\n", strings.Join(rule, "-+-"))
-			}
+		for _, l := range g.legend() {
+			say(l)
 		}
 	}
 	ew.printf("\nFindings:\n")
 	for _, f := range r.findings() {
-		t := f.text
-		if f.alert {
-			t = red(t)
+		for _, line := range analysis.Wrap("- "+f.text, termWidth, "  ") {
+			if f.alert && color {
+				line = ansiRed + line + ansiReset
+			}
+			ew.printf("%s\n", line)
 		}
-		ew.printf("- %s\n", t)
 	}
 	return ew.err
 }
+
+// serverHeads names the servers' columns by version; a server with feature gates gets "*" (or
+// "*1", "*2", ... when several have them) and a legend line saying which gates.
+func serverHeads(servers []Server) (heads, legend []string) {
+	n := 0
+	for _, s := range servers {
+		if s.FeatureGates != "" {
+			n++
+		}
+	}
+	i := 0
+	for _, s := range servers {
+		head, _, _ := strings.Cut(s.Name, " ")
+		if s.FeatureGates != "" {
+			i++
+			mark := "*"
+			if n > 1 {
+				mark += fmt.Sprint(i)
+			}
+			head += mark
+			legend = append(legend, mark+" "+s.Name)
+		}
+		heads = append(heads, head)
+	}
+	return heads, legend
+}
+
+// grid is one scenario's table: a code per distinct verdict, in the order they first appear.
+type grid struct {
+	scenario string
+	heads    []string // "client", then one per server
+	rows     [][]gridCell
+	codes    []string // the verdicts; verdict i is shown as code(i)
+}
+
+// gridCell is one cell: its text, and whether the findings name it (red with color).
+type gridCell struct {
+	text  string
+	alert bool
+}
+
+func (r *Result) grid(scenario string, heads []string) grid {
+	g := grid{scenario: scenario, heads: append([]string{"client"}, heads...)}
+	index := map[string]int{}
+	for _, cl := range r.Clients {
+		row := []gridCell{{text: cl.Label()}}
+		for _, s := range r.Servers {
+			c := r.Cell(scenario, s.Name, cl.Name)
+			if c == nil {
+				row = append(row, gridCell{text: "–"})
+				continue
+			}
+			i, ok := index[c.Verdict]
+			if !ok {
+				i = len(g.codes)
+				index[c.Verdict] = i
+				g.codes = append(g.codes, c.Verdict)
+			}
+			row = append(row, termCell(c, code(i)))
+		}
+		g.rows = append(g.rows, row)
+	}
+	return g
+}
+
+// termCell is a cell's code, its time (startup: the slowest informer's sync; restart and
+// expired: from the server back to the slowest informer back) and "!" when the findings name it.
+func termCell(c *Cell, code string) gridCell {
+	cell := gridCell{text: code}
+	switch c.Scenario {
+	case record.ScenarioStartup:
+		cell.text += " " + shortSync(c.SyncMillis)
+	case record.ScenarioRestart, record.ScenarioExpired:
+		if c.RecoverMillis != nil {
+			cell.text += " " + shortBack(*c.RecoverMillis)
+		}
+	}
+	for _, e := range extras(c) {
+		cell.alert = cell.alert || e.alert
+	}
+	if cell.alert {
+		cell.text += "!"
+	}
+	return cell
+}
+
+// shortSync is a sync time in at most five characters: "20ms", "987ms", "1.2s".
+func shortSync(ms int64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%dms", ms)
+	}
+	return fmt.Sprintf("%.1fs", float64(ms)/1000)
+}
+
+// shortBack is backIn in a few characters.
+func shortBack(ms int64) string {
+	if ms < 100 {
+		return "0s"
+	}
+	return fmt.Sprintf("%.1fs", float64(ms)/1000)
+}
+
+// code names the i-th verdict of a table: a, b, ..., z, aa, ab, ...
+func code(i int) string {
+	s := ""
+	for i++; i > 0; i = (i - 1) / 26 {
+		s = string(rune('a'+(i-1)%26)) + s
+	}
+	return s
+}
+
+// lines renders the table; servers that do not fit termWidth beside the client column go to a
+// second table below (and so on), each with the client column again.
+func (g grid) lines(color bool) []string {
+	width := make([]int, len(g.heads))
+	for i, h := range g.heads {
+		width[i] = runeLen(h)
+	}
+	for _, row := range g.rows {
+		for i, c := range row {
+			width[i] = max(width[i], runeLen(c.text))
+		}
+	}
+	var out []string
+	for _, cols := range chunks(width) {
+		if len(out) > 0 {
+			out = append(out, "")
+		}
+		out = append(out, g.block(cols, width, color)...)
+	}
+	return out
+}
+
+// chunks splits the server columns (1..) into runs that fit termWidth beside column 0.
+func chunks(width []int) [][]int {
+	var out [][]int
+	var cur []int
+	used := width[0]
+	for i := 1; i < len(width); i++ {
+		if len(cur) > 0 && used+3+width[i] > termWidth {
+			out = append(out, cur)
+			cur, used = nil, width[0]
+		}
+		cur = append(cur, i)
+		used += 3 + width[i]
+	}
+	return append(out, cur)
+}
+
+// block renders the client column and the given server columns.
+func (g grid) block(cols, width []int, color bool) []string {
+	cols = append([]int{0}, cols...)
+	line := func(cells []gridCell) string {
+		var parts []string
+		for _, i := range cols {
+			c := cells[i]
+			shown := c.text
+			if c.alert && color {
+				shown = ansiRed + shown + ansiReset
+			}
+			parts = append(parts, shown+strings.Repeat(" ", width[i]-runeLen(c.text)))
+		}
+		return strings.TrimRight(strings.Join(parts, " | "), " ")
+	}
+	head := make([]gridCell, len(g.heads))
+	rule := make([]string, 0, len(cols))
+	for i, h := range g.heads {
+		head[i] = gridCell{text: h}
+	}
+	for _, i := range cols {
+		rule = append(rule, strings.Repeat("-", width[i]))
+	}
+	out := []string{line(head), strings.Join(rule, "-+-")}
+	for _, row := range g.rows {
+		out = append(out, line(row))
+	}
+	return out
+}
+
+// legend spells out the table's codes and what its times and marks mean.
+func (g grid) legend() []string {
+	var codes []string
+	for i, v := range g.codes {
+		codes = append(codes, code(i)+" = "+v)
+	}
+	out := []string{strings.Join(codes, " · ")}
+	var marks []string
+	switch g.scenario {
+	case record.ScenarioStartup:
+		marks = append(marks, "the time: the slowest informer's sync")
+	case record.ScenarioRestart:
+		marks = append(marks, "the time: from kube-apiserver back to the slowest informer back in sync (0s: at once)")
+	case record.ScenarioExpired:
+		marks = append(marks, "the time: from the labs' release to the slowest informer back in sync (0s: at once)")
+	}
+	if slices.ContainsFunc(g.rows, func(row []gridCell) bool {
+		return slices.ContainsFunc(row, func(c gridCell) bool { return c.alert })
+	}) {
+		marks = append(marks, "!: named in the findings below")
+	}
+	if len(marks) > 0 {
+		out = append(out, strings.Join(marks, "; "))
+	}
+	return out
+}
+
+func runeLen(s string) int { return len([]rune(s)) }
 
 // otherProblems are the cell's problems that its verdict, its disagreement or its lost data do
 // not already show: compare's failures for a handshake the gates do not imply, a cache that
@@ -243,7 +419,7 @@ func (c *Cell) otherProblems() []string {
 		switch {
 		case !c.Agrees && strings.Contains(p, ": expected "+c.Expected+", saw "):
 		case c.Lost != "" && strings.Contains(p, "cache at stop differs from a fresh LIST"):
-		case c.Scenario == analysis.ScenarioSteady && strings.Contains(c.Verdict, p):
+		case c.Scenario == record.ScenarioSteady && strings.Contains(c.Verdict, p):
 		default:
 			out = append(out, p)
 		}

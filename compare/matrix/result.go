@@ -60,7 +60,7 @@ type Cell struct {
 	Server   string `json:"server"` // Server.Name
 	Client   string `json:"client"` // Client.Name
 	Verdict  string `json:"verdict"`
-	// Expected is the startup handshake the gates imply (FACTS.md), "" in other scenarios or
+	// Expected is the startup handshake the gates imply (record.ExpectedShape), "" in other scenarios or
 	// when the gate is unknown; Agrees says the verdict is it (true without an expectation).
 	Expected string `json:"expected,omitempty"`
 	Agrees   bool   `json:"agrees"`

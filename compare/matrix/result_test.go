@@ -156,47 +156,6 @@ func TestMarkdownNoFindings(t *testing.T) {
 	}
 }
 
-func TestTerminal(t *testing.T) {
-	res := sample(t)
-	var plain, colored bytes.Buffer
-	if err := res.Terminal(&plain, false); err != nil {
-		t.Fatal(err)
-	}
-	res.Terminal(&colored, true)
-	out := plain.String()
-	if strings.Contains(out, "\x1b[") {
-		t.Errorf("want no ANSI without color, got:\n%s", out)
-	}
-	for _, s := range []string{
-		"informer-lab matrix · 2026-11-30 10:00 UTC",
-		"== startup ==\nclient                    | 1.33.13 WatchList=true    | 1.34.4\n",
-		"client-v032 on            | STREAM (1 req) · 2 ms     | STREAM→fallback: blueprint annotation missing (3 req) · 2 ms · ! expected STREAM\n",
-		"| WATCH from rv · ! LOST: A: missing default/seed-cm-1\n",
-		"\nFindings:\n- startup · 1.34.4 · client-v032-on: expected STREAM",
-	} {
-		if !strings.Contains(out, s) {
-			t.Errorf("want the terminal table to contain %q, got:\n%s", s, out)
-		}
-	}
-	// Every row of a table is as wide as its rule, up to the last column.
-	lines := strings.Split(out, "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, "----") {
-			col := strings.LastIndex(l, "-+-")
-			for _, row := range []string{lines[i-1], lines[i+1], lines[i+2]} {
-				if strings.Index(row, " | ") < 0 || len([]rune(row[:strings.LastIndex(row, " | ")])) != len([]rune(l[:col])) {
-					t.Errorf("want rows aligned with the rule %q, got %q", l, row)
-				}
-			}
-		}
-	}
-	for _, s := range []string{ansiRed + "! LOST: A: missing default/seed-cm-1" + ansiReset, ansiRed + "! expected STREAM" + ansiReset} {
-		if !strings.Contains(colored.String(), s) {
-			t.Errorf("want %q in red, got:\n%s", s, colored.String())
-		}
-	}
-}
-
 func TestFindingsListOtherProblems(t *testing.T) {
 	res := New(time.Now())
 	res.Add("restart", analyze(t, synth.New("restart", "v1.32.13", "", v031off)), "") // no fault injected

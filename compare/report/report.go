@@ -1,16 +1,19 @@
-// Package report renders a compared run as one self-contained HTML page: the verdict first, then
-// each lab's initial sync as a sequence diagram, the steady phase as a fan-out timeline, and the
-// normalized diffs. The page loads nothing at view time: CSS, SVG and its one line of JS are inline.
+// Package report renders a compared run as one self-contained HTML page: the verdict first (labs
+// as rows, as the terminal shows it, every fact in full behind it), then one sequence diagram per
+// distinct initial sync with the labs that share it, the steady phase as a fan-out timeline, and
+// the normalized diffs. The page loads nothing at view time: CSS, SVG and its one line of JS are inline.
 package report
 
 import (
 	"fmt"
 	"html/template"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/record"
 )
 
 // Write renders the page for run and its analysis rep.
@@ -18,6 +21,7 @@ func Write(w io.Writer, run *analysis.Run, rep *analysis.Report) error {
 	p := page{Rep: rep, Holds: len(rep.Failures) == 0, Conclusion: "no labs"}
 	if len(rep.Labs) > 0 {
 		p.Conclusion = rep.Conclusion()
+		p.Verdict = rep.Verdict()
 		p.Table = rep.Table()
 	}
 	if p.Gates = rep.ServerGates; p.Gates == "" {
@@ -27,10 +31,7 @@ func Write(w io.Writer, run *analysis.Run, rep *analysis.Report) error {
 		p.Skew = fmt.Sprintf("fan-out skew over %d writes × %d watchers: min %s, median %s, max %s",
 			sk.Writes, sk.Watchers, ms(sk.Min), ms(sk.Median), ms(sk.Max))
 	}
-	for _, lab := range run.Labs {
-		initial, _ := analysis.SplitPhases(lab.Records)
-		p.Sequences = append(p.Sequences, sequence{Lab: lab.Name, Shape: shapeOf(rep, lab.Name), SVG: sequenceSVG(lab.Name, initial)})
-	}
+	p.Sequences = sequences(run, rep)
 	p.Timeline = timelineSVG(rep)
 	for _, d := range rep.Diffs {
 		p.Diffs = append(p.Diffs, diffView{PhaseDiff: d, Lines: diffLines(d.Text)})
@@ -46,16 +47,62 @@ type page struct {
 	Holds      bool
 	Conclusion string
 	Gates      string
-	Table      [][]string
+	Verdict    analysis.Verdict
+	Table      [][]string // every fact, one column per lab
 	Skew       string
 	Sequences  []sequence
 	Timeline   template.HTML
 	Diffs      []diffView
 }
 
+// sequence is one diagram: the labs whose initial syncs draw the same arrows, drawn from the
+// first one's log.
 type sequence struct {
-	Lab, Shape string
-	SVG        template.HTML
+	Labs    []string
+	Shape   string
+	SVG     template.HTML
+	initial []record.Record // the first lab's initial phase, until it is drawn
+}
+
+// sequences draws one diagram per distinct initial sync: seven labs make two or three shapes,
+// and seven diagrams of the same two would bury the difference.
+func sequences(run *analysis.Run, rep *analysis.Report) []sequence {
+	var out []sequence
+	index := map[string]int{} // drawn key -> its diagram in out
+	for _, lab := range run.Labs {
+		initial, _ := analysis.SplitPhases(lab.Records)
+		key := drawnKey(messages(initial))
+		if i, ok := index[key]; ok {
+			out[i].Labs = append(out[i].Labs, lab.Name)
+			continue
+		}
+		index[key] = len(out)
+		out = append(out, sequence{Labs: []string{lab.Name}, Shape: shapeOf(rep, lab.Name), initial: initial})
+	}
+	for i := range out {
+		out[i].SVG = sequenceSVG(out[i].Labs, out[i].initial)
+		out[i].initial = nil
+	}
+	return out
+}
+
+// drawnKey is what a diagram shows, informer by informer: labs whose informers made the same
+// requests and got the same answers share a diagram, whichever informer happened to go first.
+func drawnKey(msgs []message) string {
+	per := map[string][]string{}
+	for _, m := range msgs {
+		per[m.tag] = append(per[m.tag], fmt.Sprintf("%s|%t|%s", m.class, m.up, m.label))
+	}
+	tags := make([]string, 0, len(per))
+	for t := range per {
+		tags = append(tags, t)
+	}
+	sort.Strings(tags)
+	var b strings.Builder
+	for _, t := range tags {
+		b.WriteString(t + "\n" + strings.Join(per[t], "\n") + "\n\n")
+	}
+	return b.String()
 }
 
 type diffView struct {
@@ -101,7 +148,13 @@ func ms(d time.Duration) string {
 
 // The script records uncaught errors on <html data-js-errors>, where a headless browser's
 // --dump-dom shows them to a test.
-var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	// title breaks a verdict column's title where the terminal does.
+	"title": func(s string) template.HTML {
+		return template.HTML(strings.ReplaceAll(template.HTMLEscapeString(s), "\n", "<br/>"))
+	},
+	"join": strings.Join,
+}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8"/>
@@ -126,6 +179,16 @@ table { border-collapse: collapse; margin: 8px 0; }
 th, td { border: 1px solid #d0d7de; padding: 4px 10px; text-align: left; vertical-align: top; }
 thead th { background: #f6f8fa; }
 tbody th { font-weight: 600; white-space: nowrap; }
+.verdict-table td { white-space: nowrap; }
+.verdict-table td.no { color: #a40e26; font-weight: 700; }
+.verdict-table thead th { vertical-align: bottom; }
+sup { color: #57606a; margin-left: 1px; }
+ul.notes { margin: 4px 0 8px; padding-left: 0; list-style: none; }
+ul.notes .who { font-weight: 600; }
+details.facts { margin: 8px 0; }
+details.facts summary { cursor: pointer; color: #0969da; }
+.wide { overflow-x: auto; }
+.fact-table td { min-width: 9em; }
 pre { font: 12px/1.4 ui-monospace, monospace; background: #f6f8fa; padding: 8px; overflow-x: auto; }
 pre span { display: block; white-space: pre; }
 .add { background: #dafbe1; color: #116329; }
@@ -133,6 +196,7 @@ pre span { display: block; white-space: pre; }
 .hunk { color: #8250df; }
 .file { color: #57606a; font-weight: 600; }
 svg { display: block; font: 11px ui-monospace, monospace; }
+svg.sequence, svg.timeline { max-width: 100%; height: auto; } /* scale down rather than overflow a narrower window */
 svg .head rect { fill: #f6f8fa; stroke: #57606a; }
 svg .head text { font: 600 12px system-ui, sans-serif; }
 svg .lifeline { stroke: #8c959f; stroke-dasharray: 4 4; }
@@ -152,6 +216,7 @@ svg .zero { stroke: #cf222e; stroke-dasharray: 3 3; }
 svg .band { fill: #f6f8fa; }
 svg .missing { fill: #cf222e; font-weight: 600; }
 svg .lab0 { fill: #0969da; } svg .lab1 { fill: #bf3989; } svg .lab2 { fill: #1a7f37; } svg .lab3 { fill: #bc4c00; }
+svg .lab4 { fill: #8250df; } svg .lab5 { fill: #0a7b83; } svg .lab6 { fill: #cf222e; } svg .lab7 { fill: #6e7781; }
 </style>
 </head>
 <body>
@@ -160,18 +225,26 @@ svg .lab0 { fill: #0969da; } svg .lab1 { fill: #bf3989; } svg .lab2 { fill: #1a7
 <p class="verdict {{if .Holds}}holds{{else}}fails{{end}}">VERDICT: {{if .Holds}}holds{{else}}fails ({{len .Rep.Failures}}){{end}}</p>
 <p class="conclusion">{{.Conclusion}}</p>
 {{with .Rep.Failures}}<ul class="failures">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{with .Table}}<table class="verdict-table">
+{{with .Verdict.Rows}}<table class="verdict-table">
+<thead><tr>{{range $.Verdict.Columns}}<th>{{title .}}</th>{{end}}</tr></thead>
+<tbody>{{range .}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c.Text}}</th>{{else}}<td{{if eq $c.Text "NO"}} class="no"{{end}}>{{$c.Text}}{{with $c.Mark}}<sup>{{.}}</sup>{{end}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody>
+</table>{{end}}
+{{with .Verdict.Notes}}<ul class="notes">{{range .}}<li><sup>[{{.Number}}]</sup> <span class="who">{{.Who}}:</span> {{.Text}}</li>{{end}}</ul>{{end}}
+{{with .Table}}<details class="facts"><summary>Every fact in full, one column per lab (as in compare.txt)</summary>
+<div class="wide"><table class="fact-table">
 <thead><tr>{{range index . 0}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range slice . 1}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c}}</th>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody>
-</table>{{end}}
+</table></div></details>{{end}}
 <p class="note">{{with .Skew}}{{.}}{{else}}fan-out skew: no write was seen by two watchers{{end}}</p>
 {{range .Rep.Faults}}<p class="note">fault: {{.}}</p>{{end}}
 
 <h2>Initial sync, as it went over the wire</h2>
-<p class="note">One arrow per request (blue), LIST body (green) and watch event (grey; the initial-events-end bookmark purple), in the order the lab logged them; rvs as in the diff: &lt;RV0&gt; is the rv the informer synced at. Hover an arrow for the full line.</p>
-{{range .Sequences}}<h3>{{.Lab}}{{with .Shape}}: {{.}}{{end}}</h3>
-{{.SVG}}
+<p class="note">One diagram per distinct initial sync: labs whose informers made the same requests and got the same answers share one, drawn from the first one's log. One arrow per request (blue), LIST body (green) and watch event (grey; the initial-events-end bookmark purple), in the order the lab logged them; rvs as in the diff: &lt;RV0&gt; is the rv the informer synced at. Hover an arrow for the full line (content types differ between labs: the table above has them in full).</p>
+{{range .Sequences}}<h3>{{with .Shape}}{{.}}: {{end}}{{join .Labs ", "}}</h3>
+{{if gt (len .Labs) 1}}<p class="note">drawn from {{index .Labs 0}}'s log</p>
+{{end}}{{.SVG}}
 {{end}}
 
 <h2>Steady phase: one write, every watcher</h2>

@@ -8,10 +8,12 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/compare/internal/synth"
 	"informer-lab/record"
 )
 
@@ -71,6 +73,94 @@ func TestWrite(t *testing.T) {
 			checkWellFormed(t, page)
 		})
 	}
+}
+
+// sequenceTag matches a sequence diagram's opening tag: its own lab and the labs it stands for.
+var sequenceTag = regexp.MustCompile(`<svg class="sequence" data-lab="([^"]*)" data-labs="([^"]*)"`)
+
+// Seven labs (make compare, synthetic and recorded) and the twelve cells of recorded matrix runs:
+// one verdict row per lab, one diagram per distinct initial sync, every lab in exactly one of them.
+func TestWriteManyLabs(t *testing.T) {
+	seven := t.TempDir()
+	if err := sevenLabs().WriteDir(seven); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dir string
+		diagrams  []string // each diagram's labs; nil: only check every lab is in one
+	}{
+		{"seven labs", seven, []string{"client-v031 client-v033 client-v034", "client-v032 client-v035 client-v036 client-v037"}},
+		{"real-v1.32.13-seven-labs", filepath.Join("..", "testdata", "runs", "real-v1.32.13-seven-labs"),
+			[]string{"client-v031 client-v033 client-v034", "client-v032 client-v035 client-v036 client-v037"}},
+		{"real-matrix-direct-list-1.34.4", filepath.Join("..", "testdata", "runs", "real-matrix-direct-list-1.34.4"), nil},
+		{"real-matrix-expired-1.33.13", filepath.Join("..", "testdata", "runs", "real-matrix-expired-1.33.13"), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page, run, rep := render(t, tt.dir)
+			verdict, _, _ := strings.Cut(page[strings.Index(page, `<table class="verdict-table">`):], "</table>")
+			_, body, _ := strings.Cut(verdict, "<tbody>")
+			if n := strings.Count(body, "<tr>"); n != len(rep.Labs) {
+				t.Errorf("want one verdict row per lab (%d), got %d", len(rep.Labs), n)
+			}
+			if n := strings.Count(verdict, "<thead><tr><th>lab</th>"); n != 1 {
+				t.Errorf("want the verdict table with labs as rows (a \"lab\" column), got %d", n)
+			}
+			seen := map[string]int{}
+			var groups []string
+			arrows := map[string]int{}
+			for _, m := range arrowTag.FindAllStringSubmatch(page, -1) {
+				arrows[m[1]]++
+			}
+			for _, m := range sequenceTag.FindAllStringSubmatch(page, -1) {
+				groups = append(groups, m[2])
+				for _, l := range strings.Fields(m[2]) {
+					seen[l]++
+				}
+				if !strings.HasPrefix(m[2], m[1]) {
+					t.Errorf("want a diagram drawn from its first lab, got %s for %q", m[1], m[2])
+				}
+			}
+			for _, lab := range run.Labs {
+				if seen[lab.Name] != 1 {
+					t.Errorf("%s: in %d diagrams, want 1 (diagrams: %q)", lab.Name, seen[lab.Name], groups)
+				}
+				first := slices.ContainsFunc(groups, func(g string) bool { return strings.Fields(g)[0] == lab.Name })
+				if n := arrowsInRecords(lab.Records); first && arrows[lab.Name] != n {
+					t.Errorf("%s: %d arrows, want %d (its initial-phase records)", lab.Name, arrows[lab.Name], n)
+				} else if !first && arrows[lab.Name] != 0 {
+					t.Errorf("%s: shares a diagram drawn from another lab's log, want no arrows of its own, got %d", lab.Name, arrows[lab.Name])
+				}
+			}
+			if tt.diagrams != nil && strings.Join(groups, "|") != strings.Join(tt.diagrams, "|") {
+				t.Errorf("want diagrams %q, got %q", tt.diagrams, groups)
+			}
+			if len(groups) >= len(run.Labs) {
+				t.Errorf("want fewer diagrams than labs (%d), got %d", len(run.Labs), len(groups))
+			}
+			checkWellFormed(t, page)
+		})
+	}
+}
+
+// sevenLabs is make compare's run of seven labs, synthetic: three LIST→WATCH, four streaming.
+func sevenLabs() *synth.Run {
+	var labs []synth.Lab
+	for _, l := range []struct{ name, clientGo, gate string }{
+		{"client-v031", "v0.31.14", "off"}, {"client-v032", "v0.32.13", "on"}, {"client-v033", "v0.33.13", "off"},
+		{"client-v034", "v0.34.13", "off"}, {"client-v035", "v0.35.10", "on"}, {"client-v036", "v0.36.6", "on"},
+		{"client-v037", "v0.37.2", "on"},
+	} {
+		shape := synth.ListWatch
+		if l.gate == "on" {
+			shape = synth.Stream
+		}
+		labs = append(labs, synth.Lab{Name: l.name, ClientGo: l.clientGo, Gate: l.gate, GateHow: "client-go default", Shape: shape})
+	}
+	r := synth.New("", "v1.32.13", "", labs...)
+	r.Writes(8)
+	r.Stop()
+	return r
 }
 
 // A watcher that missed a write: the page says the verdict fails and marks the missing event.

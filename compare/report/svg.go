@@ -79,9 +79,11 @@ func requestLabel(r record.Record, initial []record.Record) string {
 	return s
 }
 
-// sequenceSVG draws a lab's initial sync: the informers' lifelines split left and right of the
-// apiserver's, one row per message.
-func sequenceSVG(lab string, initial []record.Record) template.HTML {
+// sequenceSVG draws the initial sync of labs[0] (which the other labs share): the informers'
+// lifelines split left and right of the apiserver's, one row per message. Its arrows name
+// labs[0], whose log they are; the svg names every lab it stands for (data-labs).
+func sequenceSVG(labs []string, initial []record.Record) template.HTML {
+	lab := labs[0]
 	msgs := messages(initial)
 	tagSet := map[string]bool{}
 	for _, m := range msgs {
@@ -105,9 +107,9 @@ func sequenceSVG(lab string, initial []record.Record) template.HTML {
 	height := seqTop + len(msgs)*seqRow + 16
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="sequence" data-lab="%s" width="%d" height="%d" viewBox="0 0 %d %d" role="img">`,
-		esc(lab), seqWidth, height, seqWidth, height)
-	b.WriteString("<title>" + esc(lab+": initial sync") + "</title>")
+	fmt.Fprintf(&b, `<svg class="sequence" data-lab="%s" data-labs="%s" width="%d" height="%d" viewBox="0 0 %d %d" role="img">`,
+		esc(lab), esc(strings.Join(labs, " ")), seqWidth, height, seqWidth, height)
+	b.WriteString("<title>" + esc(strings.Join(labs, ", ")+": initial sync") + "</title>")
 	head := func(cx float64, name string) {
 		fmt.Fprintf(&b, `<g class="head"><rect x="%.0f" y="4" width="120" height="26" rx="4"/><text x="%.0f" y="21" text-anchor="middle">%s</text></g>`,
 			cx-60, cx, esc(name))

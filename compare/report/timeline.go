@@ -21,6 +21,9 @@ const (
 	tlPlotEnd  = 1170
 )
 
+// labColors is how many lab colours the page's CSS has (.lab0 ... .lab7): seven labs, one each.
+const labColors = 8
+
 // lane is one watcher: a lab's informer.
 type lane struct {
 	lab   int // index in rep.Labs, for its colour
@@ -84,7 +87,7 @@ func timelineSVG(rep *analysis.Report) template.HTML {
 		first, last := time.Duration(math.MaxInt64), time.Duration(math.MinInt64)
 		for l, ln := range lanes {
 			ly := y + 3 + l*tlLane + tlLane/2
-			fmt.Fprintf(&b, `<text x="%d" y="%d" class="lab%d">%s</text>`, tlPlotLeft-150, ly+4, ln.lab%4, esc(ln.name))
+			fmt.Fprintf(&b, `<text x="%d" y="%d" class="lab%d">%s</text>`, tlPlotLeft-150, ly+4, ln.lab%labColors, esc(ln.name))
 			if !ok[w][l] {
 				fmt.Fprintf(&b, `<text class="missing" x="%d" y="%d">missing: no event with rv=%s</text>`, tlPlotLeft+4, ly+4, esc(wr.RV))
 				continue
@@ -92,7 +95,7 @@ func timelineSVG(rep *analysis.Report) template.HTML {
 			d := seen[w][l]
 			first, last = min(first, d), max(last, d)
 			fmt.Fprintf(&b, `<circle class="event lab%d" data-lab="%s" cx="%.1f" cy="%d" r="4"><title>%s received %s at %+.3f ms</title></circle>`,
-				ln.lab%4, esc(rep.Labs[ln.lab].Name), xOf(msf(d)), ly, esc(ln.name), esc(wr.Event+" "+wr.Name), msf(d))
+				ln.lab%labColors, esc(rep.Labs[ln.lab].Name), xOf(msf(d)), ly, esc(ln.name), esc(wr.Event+" "+wr.Name), msf(d))
 		}
 		skew := "—"
 		if last > first {

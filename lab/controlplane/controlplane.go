@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"informer-lab/envtestbin"
+	"informer-lab/lab/reaper"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +32,9 @@ type Options struct {
 	Version      string    // Kubernetes version, e.g. "1.32.13"; empty means envtestbin.DefaultVersion
 	FeatureGates string    // kube-apiserver --feature-gates, e.g. "WatchList=false"; empty leaves defaults
 	Progress     io.Writer // provisioning and boot status
+	// Wrap, if set, wraps the transport of the requests Start itself makes (GET /version, the
+	// default namespace), so that a caller that logs its wire sees them too.
+	Wrap func(http.RoundTripper) http.RoundTripper
 }
 
 // ControlPlane is a running etcd + kube-apiserver.
@@ -43,7 +48,8 @@ type ControlPlane struct {
 }
 
 // Start provisions the binaries if needed (building them the first time), boots etcd and
-// kube-apiserver, and makes sure namespace default exists.
+// kube-apiserver, hands both to this process's reaper (so that they die with it, whatever kills
+// it), and makes sure namespace default exists.
 func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
@@ -80,7 +86,16 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		}
 	}()
 	cp = started
-	cs, err := kubernetes.NewForConfig(cfg)
+	for what, pid := range map[string]func() (int, error){"etcd": cp.EtcdPID, "kube-apiserver": cp.APIServerPID} {
+		if err := cp.reap(pid, what); err != nil {
+			return nil, err
+		}
+	}
+	own := rest.CopyConfig(cfg)
+	if opts.Wrap != nil {
+		own.Wrap(opts.Wrap)
+	}
+	cs, err := kubernetes.NewForConfig(own)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +120,15 @@ func (cp *ControlPlane) Stop() error {
 	cp.env = nil
 	cp.stopRestarted()
 	return env.Stop()
+}
+
+// reap hands one of the control plane's processes to this process's reaper.
+func (cp *ControlPlane) reap(pid func() (int, error), what string) error {
+	p, err := pid()
+	if err != nil {
+		return fmt.Errorf("find %s to hand it to the reaper: %w", what, err)
+	}
+	return reaper.Watch(p, what)
 }
 
 // AdminKubeconfig returns a kubeconfig for a new system:masters user of this control plane.

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"encoding/json"
+	"informer-lab/lab/lifecycle"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,9 @@ import (
 // with resourceVersionMatch=Exact (which the apiserver must answer at exactly that revision)
 // fails with 410 Gone, where the same LIST succeeded before. Each server version whose
 // binaries are in the store is checked; only the default one is built when missing.
+// The tests start etcd and kube-apiserver: this binary is their reaper if it is killed.
+func TestMain(m *testing.M) { lifecycle.TestMain(m) }
+
 func TestCompactEtcdReal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots envtest")

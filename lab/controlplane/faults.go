@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"informer-lab/lab/procs"
+	"informer-lab/lab/reaper"
 
 	"k8s.io/client-go/kubernetes"
 )
@@ -83,6 +84,9 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 		return fmt.Errorf("restart kube-apiserver: %w", err)
 	}
 	cp.restarted = cmd
+	if err := reaper.Watch(cmd.Process.Pid, "kube-apiserver (restarted)"); err != nil {
+		return err
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	cs, err := kubernetes.NewForConfig(cp.Config)
@@ -107,6 +111,20 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// CrashAPIServer kills kube-apiserver with SIGKILL, keeps it down for down (clients see their
+// connections refused meanwhile), and starts it again over the same etcd (RestartAPIServer).
+func (cp *ControlPlane) CrashAPIServer(ctx context.Context, down time.Duration) error {
+	if err := cp.KillAPIServer(); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(down):
+	}
+	return cp.RestartAPIServer(ctx)
 }
 
 // APIServerAlive reports whether the control plane's kube-apiserver process is running.

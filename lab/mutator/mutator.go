@@ -139,7 +139,7 @@ func Apply(ctx context.Context, cs kubernetes.Interface, ns string, s Step) (str
 
 // Record is the MUTATOR record of a write.
 func Record(ns string, s Step, rv string, err error) record.Record {
-	r := record.Record{Kind: record.Mutator, Tag: "MUT", Event: string(s.Op), Namespace: ns, Name: s.Name, Tick: s.Tick, RV: rv}
+	r := record.Record{Kind: record.Mutator, Tag: record.TagWriter, Event: string(s.Op), Namespace: ns, Name: s.Name, Tick: s.Tick, RV: rv}
 	if err != nil {
 		r.Error = err.Error()
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,8 +53,9 @@ func Cmdline(pid int) string {
 	return strings.TrimRight(string(b), "\x00")
 }
 
-// Children lists the live children of this process as "pid cmdline", reaping zombies it adopted.
-func Children() []string {
+// Children lists the live children of this process as "pid cmdline", reaping zombies it
+// adopted, except the pids in except.
+func Children(except ...int) []string {
 	me := strconv.Itoa(os.Getpid())
 	entries, _ := os.ReadDir("/proc")
 	var out []string
@@ -62,11 +64,13 @@ func Children() []string {
 		if !ok || ppid != me {
 			continue
 		}
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || slices.Contains(except, pid) {
+			continue
+		}
 		if state == "Z" {
-			if pid, err := strconv.Atoi(e.Name()); err == nil {
-				var ws syscall.WaitStatus
-				syscall.Wait4(pid, &ws, syscall.WNOHANG, nil) // an adopted orphan: reap it
-			}
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, syscall.WNOHANG, nil) // an adopted orphan: reap it
 			continue
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
@@ -75,11 +79,12 @@ func Children() []string {
 	return out
 }
 
-// WaitNoChildren waits up to timeout for every child to be gone and returns those left.
-func WaitNoChildren(timeout time.Duration) []string {
+// WaitNoChildren waits up to timeout for every child but those in except to be gone, and
+// returns those left.
+func WaitNoChildren(timeout time.Duration, except ...int) []string {
 	deadline := time.Now().Add(timeout)
 	for {
-		left := Children()
+		left := Children(except...)
 		if len(left) == 0 || time.Now().After(deadline) {
 			return left
 		}

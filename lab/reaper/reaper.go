@@ -2,10 +2,14 @@
 // skips every defer, and envtest's etcd and kube-apiserver run in process groups of their own.
 // A small child process (the same binary again) holds the list of processes and kills them
 // when its pipe from its parent closes without a goodbye.
+//
+// A process has one reaper, started on the first Watch. Only a binary that calls Serve first
+// in main (or TestMain) can be its own reaper; lab/lifecycle does that for every command.
 package reaper
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +17,7 @@ import (
 	"os/signal"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"informer-lab/lab/procs"
@@ -23,6 +28,65 @@ const envVar = "INFORMER_LAB_REAPER"
 // IsReaper reports whether this process was started as a reaper.
 func IsReaper() bool { return os.Getenv(envVar) != "" }
 
+var (
+	serving atomic.Bool
+	mu      sync.Mutex
+	own     *Reaper // this process's reaper, once started
+)
+
+// ErrNotServing is Watch's error in a binary that did not call Serve: it cannot start itself
+// again as a reaper, so what it would start could outlive it.
+var ErrNotServing = errors.New("reaper: this binary does not serve as its own reaper (call reaper.Serve, or lifecycle.Main, first in main or TestMain)")
+
+// Serve must come first in main and TestMain: started as a reaper, the process runs as one
+// and exits here; otherwise Watch may start this binary again as its reaper.
+func Serve() {
+	if IsReaper() {
+		os.Exit(Run())
+	}
+	serving.Store(true)
+}
+
+// Watch hands a process to this process's reaper, starting the reaper on first use: if this
+// process dies without calling Done, the reaper kills pid.
+func Watch(pid int, what string) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if own == nil {
+		if !serving.Load() {
+			return ErrNotServing
+		}
+		r, err := Start()
+		if err != nil {
+			return err
+		}
+		own = r
+	}
+	own.Watch(pid, what)
+	return nil
+}
+
+// PID is the process id of this process's reaper, 0 while it has none: a check for leftover
+// children leaves it out, since it lives as long as its parent.
+func PID() int {
+	mu.Lock()
+	defer mu.Unlock()
+	if own == nil {
+		return 0
+	}
+	return own.cmd.Process.Pid
+}
+
+// Done says goodbye to this process's reaper, once everything it watches was stopped; a later
+// Watch starts a new one.
+func Done() {
+	mu.Lock()
+	r := own
+	own = nil
+	mu.Unlock()
+	r.Close()
+}
+
 // Reaper is a process's handle on its reaper.
 type Reaper struct {
 	mu  sync.Mutex
@@ -30,7 +94,7 @@ type Reaper struct {
 	in  io.WriteCloser
 }
 
-// Start runs this executable again as a reaper.
+// Start runs this executable again as a reaper of its own (Watch shares one per process).
 func Start() (*Reaper, error) {
 	exe, err := os.Executable()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"informer-lab/lab/lifecycle"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,9 @@ import (
 // A JSON client and a protobuf client LIST and WATCH the same writes on a real apiserver:
 // the logging RoundTripper must decode both wire formats to the same records, and the clients
 // must read exactly what they would read without it.
+// The tests start etcd and kube-apiserver: this binary is their reaper if it is killed.
+func TestMain(m *testing.M) { lifecycle.TestMain(m) }
+
 func TestJSONAndProtobufDecodeAlike(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -1,5 +1,5 @@
 // Package synth builds synthetic matrix runs for tests: the logs a harness run of one scenario
-// writes (harness.jsonl and one log per lab), following the wire shapes of ../shared/FACTS.md.
+// writes (harness.jsonl and one log per lab), following the wire shapes real labs record (docs/matrix, docs/upstream.md).
 // It models a server (objects and their rvs) and, per informer, what it last saw and its cache,
 // so that a test can make a watcher miss a write or lose an object and see the analysis say so.
 package synth
@@ -200,7 +200,7 @@ func (r *Run) handshake(w *watcher) {
 // with a Status), as in real runs.
 func (r *Run) Write(event, name string) {
 	rv := r.nextRV()
-	wr := record.Record{Kind: record.Mutator, Tag: "MUT", Event: event, Namespace: "default", Name: name, RV: rv, Tick: r.rv}
+	wr := record.Record{Kind: record.Mutator, Tag: record.TagWriter, Event: event, Namespace: "default", Name: name, RV: rv, Tick: r.rv}
 	watchEvent := map[string]string{"CREATE": "ADDED", "UPDATE": "MODIFIED", "DELETE": "DELETED"}[event]
 	if event == "DELETE" {
 		wr.RV = ""

@@ -5,15 +5,11 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"informer-lab/harness/internal/bench"
+	"informer-lab/lab/lifecycle"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := bench.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	lifecycle.Main(func(ctx context.Context) int { return bench.Run(ctx, os.Args[1:], os.Stdout, os.Stderr) })
 }

@@ -5,19 +5,11 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"informer-lab/harness/internal/matrixrun"
-	"informer-lab/lab/reaper"
+	"informer-lab/lab/lifecycle"
 )
 
 func main() {
-	if reaper.IsReaper() { // each run's own child that cleans up if this process is killed
-		os.Exit(reaper.Run())
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := matrixrun.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	lifecycle.Main(func(ctx context.Context) int { return matrixrun.Run(ctx, os.Args[1:], os.Stdout, os.Stderr) })
 }

@@ -8,26 +8,19 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"informer-lab/harness/internal/reliability"
+	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/procs"
-	"informer-lab/lab/reaper"
 )
 
 func main() {
-	if reaper.IsReaper() {
-		os.Exit(reaper.Run())
-	}
 	soak := flag.Duration("soak", 30*time.Minute, "how long each lab runs alone in the long-run scenario")
 	doc := flag.String("doc", "../docs/reliability.md", "where to write the results (empty: do not write)")
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, *soak, *doc))
+	lifecycle.Main(func(ctx context.Context) int { return run(ctx, *soak, *doc) })
 }
 
 func run(ctx context.Context, soak time.Duration, doc string) int {

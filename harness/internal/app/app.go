@@ -16,7 +16,6 @@ import (
 
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/rundir"
-	"informer-lab/lab/mutator"
 )
 
 // Exit codes: compare's 0 (verdict holds) and 1 (it does not), 2 for bad input, 3 when the
@@ -27,9 +26,6 @@ const (
 )
 
 var watchers = []string{"A", "B"}
-
-// eventOf is the watch event each write causes.
-var eventOf = map[mutator.Op]string{mutator.Create: "ADDED", mutator.Update: "MODIFIED", mutator.Delete: "DELETED"}
 
 type options struct {
 	root, out, labs, kubeconfig, serverVersion, serverGates, fault, scenario string

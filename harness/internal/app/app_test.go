@@ -15,22 +15,15 @@ import (
 
 	"informer-lab/compare/analysis"
 	"informer-lab/lab/labtest"
-	"informer-lab/lab/reaper"
 	"informer-lab/record"
 )
 
-func TestMain(m *testing.M) {
-	if reaper.IsReaper() { // app.Run starts this test binary again as its reaper
-		os.Exit(reaper.Run())
-	}
-	// Orphans of anything these tests start are re-parented to this process, so a test can
-	// see an etcd, kube-apiserver or lab that outlived the run.
-	labtest.BecomeSubreaper(nil)
-	os.Exit(m.Run())
-}
+// Orphans of anything these tests start are re-parented to this process, so a test can see
+// an etcd, kube-apiserver or lab that outlived its run; the reaper stops them if it is killed.
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 // The whole of make compare, for real: one envtest, both labs as processes, the writes, and
-// compare's verdict: steady phase identical on all four watchers, handshakes as in FACTS.md.
+// compare's verdict: steady phase identical on all four watchers, handshakes as the gates imply (record.ExpectedShape).
 func TestCompareEndToEnd(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -68,8 +61,8 @@ func TestCompareEndToEnd(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"client-v031/A": string(analysis.ShapeListWatch), "client-v031/B": string(analysis.ShapeListWatch),
-		"client-v032/A": string(analysis.ShapeStream), "client-v032/B": string(analysis.ShapeStream),
+		"client-v031/A": string(record.ShapeListWatch), "client-v031/B": string(record.ShapeListWatch),
+		"client-v032/A": string(record.ShapeStream), "client-v032/B": string(record.ShapeStream),
 	}
 	for k, v := range want {
 		if shapes[k] != v {

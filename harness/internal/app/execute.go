@@ -17,7 +17,6 @@ import (
 	"informer-lab/compare/report"
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/proxy"
-	"informer-lab/lab/reaper"
 	"informer-lab/lab/wire"
 	"informer-lab/record"
 
@@ -53,152 +52,186 @@ type Spec struct {
 	Say                                    func(format string, a ...any)
 }
 
-// Execute is one run, in order: start a server, attach the labs, play the scenario, check
-// what they hold against a fresh LIST, stop everything, and compare. The report is nil when
-// the run itself failed.
-func Execute(parent context.Context, s Spec) (rep *analysis.Report, err error) {
+// Execute is one run: start an environment (a server, the labs attached and synced), play the
+// scenario on it, stop it, and compare. The report is nil when the run itself failed.
+func Execute(parent context.Context, s Spec) (*analysis.Report, error) {
+	e, err := start(parent, s)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	if err := e.play(); err != nil {
+		e.err = err
+		return nil, err
+	}
+	e.Close() // the labs' logs end cleanly, the server stops: then compare reads them
+	return writeReport(s.Dir, s.Stdout)
+}
+
+// env is a run under way: what it started, and what its scenario wrote. Close undoes everything
+// start did, in reverse, whether the run got through or not.
+type env struct {
+	Spec
+	sc     scenario
+	ctx    context.Context // ends on Ctrl-C, or when the monitor sees a process die
+	out    *record.Writer  // harness.jsonl
+	t      *target
+	px     *proxy.Proxy
+	cs     *kubernetes.Clientset // the harness's own client: the writer and the fresh LIST
+	procs  []*labproc.Proc
+	mon    *monitor
+	undo   []func()
+	err    error    // why the run failed, recorded in harness.jsonl at Close
+	writes int      // successful writes
+	expect []string // record.WriteKey of each write every watcher must deliver
+}
+
+func (e *env) onClose(f func()) { e.undo = append(e.undo, f) }
+
+// Close stops what start started, last first; a second call does nothing.
+func (e *env) Close() {
+	for len(e.undo) > 0 {
+		f := e.undo[len(e.undo)-1]
+		e.undo = e.undo[:len(e.undo)-1]
+		f()
+	}
+}
+
+// failed names what the run was doing when err came; when the monitor ended the run, its cause
+// (a process that died) is the error.
+func (e *env) failed(what string, err error) error {
+	if cause := context.Cause(e.ctx); cause != nil && e.ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", what, cause)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// start brings the run up, in order: the harness log, one server for everyone, the proxy if the
+// scenario needs it, the seed objects, every lab attached, and the wait until all have synced.
+// On error it undoes what it did.
+func start(parent context.Context, s Spec) (_ *env, err error) {
 	if s.Stdout == nil {
 		s.Stdout = io.Discard
 	}
-	say := s.Say
-	hlog, err := os.OpenFile(filepath.Join(s.Dir, "harness.jsonl"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	e := &env{Spec: s, sc: scenarios[s.Scenario]}
+	defer func() {
+		if err != nil {
+			e.err = err
+			e.Close()
+		}
+	}()
+	hlog, err := os.OpenFile(filepath.Join(s.Dir, analysis.HarnessFile), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	defer hlog.Close()
-	out := record.NewWriter("harness", hlog, nil)
-	defer func() {
-		if err != nil {
-			out.Setup("", record.StepFault, "run failed", err.Error())
+	e.out = record.NewWriter("harness", hlog, nil)
+	e.onClose(func() {
+		if e.err != nil {
+			e.out.Setup("", record.StepFault, "run failed", e.err.Error())
+		} else {
+			e.out.Setup("", record.StepStopped, "run complete", "")
 		}
-	}()
-	sc := scenarios[s.Scenario]
-	out.Setup("", record.StepScenario, s.Scenario, sc.doc)
+		hlog.Close()
+	})
+	e.out.Setup("", record.StepScenario, s.Scenario, e.sc.doc)
 
 	// A run ends early on Ctrl-C, or when the monitor sees etcd, kube-apiserver or a lab die.
 	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
-	failed := func(what string, err error) error {
-		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
-			return fmt.Errorf("%s: %w", what, cause)
-		}
-		return fmt.Errorf("%s: %w", what, err)
-	}
-
-	// If the harness itself is killed (SIGKILL skips every defer), the reaper kills etcd and
-	// kube-apiserver; the labs die with the harness by their parent-death signal.
-	rp, err := reaper.Start()
-	if err != nil {
-		return nil, err
-	}
-	defer rp.Close()
+	e.ctx = ctx
+	e.onClose(func() { cancel(nil) })
 	tmp, err := os.MkdirTemp("", "informer-lab-harness-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp) // the kubeconfigs: credentials, not part of the run
+	e.onClose(func() { os.RemoveAll(tmp) }) // the kubeconfigs: credentials, not part of the run
 
-	// 1. One server for everyone: envtest, or the user's cluster.
-	t, err := server(ctx, s, tmp, out, rp, say)
-	if err != nil {
+	// 1. One server for everyone: envtest (its processes handed to the reaper by controlplane),
+	// or the user's cluster.
+	if e.t, err = server(ctx, s, tmp, e.out, s.Say); err != nil {
 		return nil, err
 	}
-	defer t.stop()
-	out.Setup("", "kubeconfig", t.kubeconfig, "the labs' credentials: owner-only, outside the run directory, deleted at the end when the harness wrote it")
-	labKubeconfig := t.kubeconfig
-	var px *proxy.Proxy
-	if sc.proxy {
-		if t.cp == nil {
+	e.onClose(e.t.stop)
+	e.out.Setup("", record.StepKubeconfig, e.t.kubeconfig, "the labs' credentials: owner-only, outside the run directory, deleted at the end when the harness wrote it")
+	labKubeconfig := e.t.kubeconfig
+	if e.sc.proxy {
+		if e.t.cp == nil {
 			return nil, usageError{fmt.Errorf("scenario %s needs the envtest server (not -kubeconfig): it restarts or proxies it", s.Scenario)}
 		}
-		if px, labKubeconfig, err = startProxy(t, s.WatchTimeout, tmp, out); err != nil {
+		if e.px, labKubeconfig, err = startProxy(e.t, s.WatchTimeout, tmp, e.out); err != nil {
 			return nil, err
 		}
-		defer px.Close()
-		say("labs connect through a proxy at %s: the apiserver ends each watch after %s", px.URL(), s.WatchTimeout)
+		e.onClose(func() { e.px.Close() })
+		s.Say("labs connect through a proxy at %s: the apiserver ends each watch after %s", e.px.URL(), s.WatchTimeout)
 	}
-
-	mutCfg := rest.CopyConfig(t.cfg)
-	mutCfg.Wrap(wire.Wrap("MUT", out))
-	cs, err := kubernetes.NewForConfig(mutCfg)
-	if err != nil {
+	mutCfg := rest.CopyConfig(e.t.cfg)
+	mutCfg.Wrap(wire.Wrap(record.TagWriter, e.out))
+	if e.cs, err = kubernetes.NewForConfig(mutCfg); err != nil {
 		return nil, err
 	}
 	for i := 1; i <= s.SeedObjects; i++ {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("seed-cm-%d", i)}, Data: map[string]string{"seed": "true"}}
-		if _, err := cs.CoreV1().ConfigMaps(t.namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		if _, err := e.cs.CoreV1().ConfigMaps(e.t.namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("seed ConfigMaps: %w", err)
 		}
 	}
 
 	// 2. Every lab attached, each its own process, records streamed into the run directory.
-	var procs []*labproc.Proc
-	defer func() { stopLabs(procs, s.StopGrace, out, say) }()
+	e.onClose(func() { stopLabs(e.procs, s.StopGrace, e.out, s.Say); e.procs = nil })
 	for _, c := range s.Cells {
 		args := []string{"-kubeconfig", labKubeconfig, "-records", "-", "-name", c.Name}
 		if c.WatchList != "" {
 			args = append(args, "-watch-list", c.WatchList)
 		}
 		if s.Kubeconfig != "" {
-			args = append(args, "-namespace", t.namespace)
+			args = append(args, "-namespace", e.t.namespace)
 		}
-		args = append(args, sc.labArgs...)
-		out.Setup("", "lab", c.Name, "client-go "+c.ClientGo+" "+strings.Join(args[4:], " "))
+		args = append(args, e.sc.labArgs...)
+		e.out.Setup("", record.StepLab, c.Name, "client-go "+c.ClientGo+" "+strings.Join(args[4:], " "))
 		p, err := labproc.Start(c.Name, c.Bin, args, filepath.Join(s.Dir, c.Name+".jsonl"), filepath.Join(s.Dir, c.Name+".stderr"))
 		if err != nil {
 			return nil, err
 		}
-		rp.Watch(p.PID(), "lab "+c.Name)
-		procs = append(procs, p)
+		e.procs = append(e.procs, p)
 	}
-	mon := &monitor{cancel: cancel, cp: t.cp, procs: procs}
-	if t.cp != nil {
-		mon.etcdPID, _ = t.cp.EtcdPID()
+	e.mon = &monitor{cancel: cancel, cp: e.t.cp, procs: e.procs}
+	if e.t.cp != nil {
+		e.mon.etcdPID, _ = e.t.cp.EtcdPID()
 	}
-	monCtx, cancelMonitor := context.WithCancel(ctx)
-	monDone := make(chan struct{})
-	go func() { mon.watch(monCtx); close(monDone) }()
-	stopMonitor := func() { cancelMonitor(); <-monDone } // returns once it can cancel nothing more
-	defer stopMonitor()
+	e.onClose(e.mon.start(ctx))
 
-	start := time.Now()
-	if err := waitFor(ctx, procs, s.SyncTimeout, func(p *labproc.Proc) bool { return p.Synced(watchers...) }); err != nil {
-		return nil, failed("waiting for the labs' informers to sync", err)
+	began := time.Now()
+	if err := waitFor(ctx, e.procs, s.SyncTimeout, func(p *labproc.Proc) bool { return p.Synced(watchers...) }); err != nil {
+		return nil, e.failed("waiting for the labs' informers to sync", err)
 	}
-	say("all %d labs synced (%d watchers) in %s", len(procs), len(procs)*len(watchers), time.Since(start).Round(time.Millisecond))
-
-	// 3. The scenario: the single writer's seeded script, and what happens half-way.
-	p := &play{Spec: s, ctx: ctx, t: t, cs: cs, out: out, mon: mon, procs: procs, rp: rp, px: px, failed: failed}
-	if err := sc.run(p); err != nil {
-		return nil, err
-	}
-	out.Setup("", record.StepWriteDone, fmt.Sprint(p.writes), "")
-	if err := waitFor(ctx, procs, s.SyncTimeout, func(lp *labproc.Proc) bool { return lp.Missing(p.expect, watchers...) == 0 }); err != nil {
-		if ctx.Err() != nil {
-			return nil, failed("waiting for the writes to arrive", err)
-		}
-		// Not fatal: compare shows exactly which watcher missed what.
-		out.Setup("", record.StepFault, "writes not delivered", err.Error())
-		say("not every watcher delivered every write: %v", err)
-	}
-
-	// 4. What the server holds now, for compare to check every informer's cache against.
-	list, err := cs.CoreV1().ConfigMaps(listNamespace(s, t)).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, failed("fresh LIST", err)
-	}
-	out.Write(record.Record{Kind: record.Setup, Tag: "LIST", Step: record.StepStore, Value: "fresh LIST before the labs stop", RV: list.ResourceVersion, Items: listItems(list)})
-
-	// 5. Stop the labs (their logs end cleanly), then the server, then read what they saw.
-	stopMonitor()
-	stopLabs(procs, s.StopGrace, out, say)
-	procs = nil
-	t.stop()
-	out.Setup("", record.StepStopped, "run complete", "")
-	return writeReport(s.Dir, s.Stdout)
+	s.Say("all %d labs synced (%d watchers) in %s", len(e.procs), len(e.procs)*len(watchers), time.Since(began).Round(time.Millisecond))
+	return e, nil
 }
 
-// writeReport reads the run back as compare does and writes compare.txt and report.html.
+// play runs the scenario's seeded script, waits until every watcher delivered what it must,
+// and records what the server holds then, for compare to check every informer's cache against.
+func (e *env) play() error {
+	if err := e.sc.run(e); err != nil {
+		return err
+	}
+	e.out.Setup("", record.StepWriteDone, fmt.Sprint(e.writes), "")
+	if err := waitFor(e.ctx, e.procs, e.SyncTimeout, func(lp *labproc.Proc) bool { return lp.Missing(e.expect, watchers...) == 0 }); err != nil {
+		if e.ctx.Err() != nil {
+			return e.failed("waiting for the writes to arrive", err)
+		}
+		// Not fatal: compare shows exactly which watcher missed what.
+		e.out.Setup("", record.StepFault, "writes not delivered", err.Error())
+		e.Say("not every watcher delivered every write: %v", err)
+	}
+	list, err := e.cs.CoreV1().ConfigMaps(listNamespace(e.Spec, e.t)).List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		return e.failed("fresh LIST", err)
+	}
+	e.out.Write(record.Record{Kind: record.Setup, Tag: record.TagFreshList, Step: record.StepStore, Value: "fresh LIST before the labs stop", RV: list.ResourceVersion, Items: listItems(list)})
+	return nil
+}
+
+// writeReport reads the run back as compare does, prints the verdict, and writes compare.txt
+// (with every fact) and report.html.
 func writeReport(dir string, stdout io.Writer) (*analysis.Report, error) {
 	r, err := analysis.LoadRun(dir)
 	if err != nil {
@@ -210,7 +243,8 @@ func writeReport(dir string, stdout io.Writer) (*analysis.Report, error) {
 		return nil, err
 	}
 	defer f.Close()
-	rep.WriteText(io.MultiWriter(stdout, f))
+	rep.WriteText(stdout) // fits a terminal
+	rep.WriteDetail(f)    // every fact, one column per lab
 	// The same report as one page to open in a browser: diagrams of what the text tells.
 	var page bytes.Buffer
 	if err := report.Write(&page, r, rep); err != nil {

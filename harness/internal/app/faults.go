@@ -11,7 +11,6 @@ import (
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/procs"
-	"informer-lab/lab/reaper"
 	"informer-lab/record"
 )
 
@@ -39,6 +38,15 @@ func (m *monitor) setExpectDown(v bool) {
 	m.mu.Lock()
 	m.expectDown = v
 	m.mu.Unlock()
+}
+
+// start watches until ctx ends or the returned func is called; that func returns once the
+// monitor can cancel nothing more.
+func (m *monitor) start(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { m.watch(ctx); close(done) }()
+	return func() { cancel(); <-done }
 }
 
 func (m *monitor) watch(ctx context.Context) {
@@ -71,50 +79,46 @@ func (m *monitor) watch(ctx context.Context) {
 }
 
 // inject makes the fault happen and, for kill-apiserver, recovers from it.
-func inject(ctx context.Context, fault string, t *target, m *monitor, procs []*labproc.Proc, rp *reaper.Reaper, out *record.Writer, say func(string, ...any)) error {
-	out.Setup("", record.StepInjected, fault, faults[fault])
-	say("injecting fault %s: %s", fault, faults[fault])
+func (e *env) inject(fault string) error {
+	e.out.Setup("", record.StepInjected, fault, faults[fault])
+	e.Say("injecting fault %s: %s", fault, faults[fault])
+	if e.t.cp == nil && (fault == "kill-apiserver" || fault == "kill-etcd") {
+		return usageError{fmt.Errorf("-fault %s needs the envtest server (not -kubeconfig)", fault)}
+	}
 	switch fault {
 	case "kill-apiserver":
-		if t.cp == nil {
-			return usageError{errors.New("-fault kill-apiserver needs the envtest server (not -kubeconfig)")}
-		}
-		m.setExpectDown(true)
 		start := time.Now()
-		if err := t.cp.KillAPIServer(); err != nil {
+		// Down long enough for every reflector to notice its broken stream and retry.
+		if err := e.crashAPIServer(2 * time.Second); err != nil {
 			return err
 		}
-		// Long enough for every reflector to notice its broken stream and retry.
-		time.Sleep(2 * time.Second)
-		if err := t.cp.RestartAPIServer(ctx); err != nil {
-			return err
-		}
-		if pid, err := t.cp.APIServerPID(); err == nil {
-			rp.Watch(pid, "kube-apiserver (restarted)")
-		}
-		m.setExpectDown(false)
 		down := time.Since(start).Round(time.Millisecond)
-		out.Setup("", record.StepRecovered, "kube-apiserver restarted", fmt.Sprintf("down %s; same port, certificates and etcd", down))
-		say("kube-apiserver back after %s", down)
+		e.out.Setup("", record.StepRecovered, "kube-apiserver restarted", fmt.Sprintf("down %s; same port, certificates and etcd", down))
+		e.Say("kube-apiserver back after %s", down)
 	case "kill-etcd":
-		if t.cp == nil {
-			return usageError{errors.New("-fault kill-etcd needs the envtest server (not -kubeconfig)")}
-		}
-		if err := syscall.Kill(m.etcdPID, syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(e.mon.etcdPID, syscall.SIGKILL); err != nil {
 			return err
 		}
 		// The monitor notices and ends the run with a cause that names etcd; wait for it, so
 		// the error says that rather than whichever request failed first.
 		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
+		case <-e.ctx.Done():
+			return context.Cause(e.ctx)
 		case <-time.After(5 * time.Second):
 			return errors.New("etcd was killed but the monitor did not notice within 5s")
 		}
 	case "crash-lab":
-		return syscall.Kill(procs[0].PID(), syscall.SIGKILL)
+		return syscall.Kill(e.procs[0].PID(), syscall.SIGKILL)
 	case "hang-lab":
-		return syscall.Kill(procs[0].PID(), syscall.SIGSTOP)
+		return syscall.Kill(e.procs[0].PID(), syscall.SIGSTOP)
 	}
 	return nil
+}
+
+// crashAPIServer SIGKILLs kube-apiserver, keeps it down for down and starts it again over the
+// same etcd, with the monitor told that it is down on purpose.
+func (e *env) crashAPIServer(down time.Duration) error {
+	e.mon.setExpectDown(true)
+	defer e.mon.setExpectDown(false)
+	return e.t.cp.CrashAPIServer(e.ctx, down)
 }

@@ -10,7 +10,6 @@ import (
 
 	"informer-lab/envtestbin"
 	"informer-lab/lab/controlplane"
-	"informer-lab/lab/reaper"
 	"informer-lab/record"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,7 +30,7 @@ type target struct {
 }
 
 // server starts envtest, or connects to the user's cluster.
-func server(ctx context.Context, o Spec, tmp string, out *record.Writer, rp *reaper.Reaper, say func(string, ...any)) (*target, error) {
+func server(ctx context.Context, o Spec, tmp string, out *record.Writer, say func(string, ...any)) (*target, error) {
 	if o.Kubeconfig != "" {
 		return cluster(ctx, o, out, say)
 	}
@@ -46,12 +45,6 @@ func server(ctx context.Context, o Spec, tmp string, out *record.Writer, rp *rea
 	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.ServerVersion, FeatureGates: o.ServerGates, Progress: stderrWriter{say}})
 	if err != nil {
 		return nil, err
-	}
-	if pid, err := cp.EtcdPID(); err == nil {
-		rp.Watch(pid, "etcd")
-	}
-	if pid, err := cp.APIServerPID(); err == nil {
-		rp.Watch(pid, "kube-apiserver")
 	}
 	say("envtest control plane %s up in %s", cp.ServerVersion, time.Since(start).Round(time.Millisecond))
 	out.Setup("", record.StepServer, cp.ServerVersion, o.ServerGates)

@@ -3,6 +3,7 @@ package doccheck
 import (
 	"bytes"
 	"context"
+	"informer-lab/lab/lifecycle"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,18 +11,13 @@ import (
 
 	"informer-lab/harness/internal/app"
 	"informer-lab/harness/internal/labproc"
-	"informer-lab/lab/reaper"
 	"informer-lab/record"
 )
 
 const root = "../../.."
 
-func TestMain(m *testing.M) {
-	if reaper.IsReaper() { // app.Run starts this test binary again as its reaper
-		os.Exit(reaper.Run())
-	}
-	os.Exit(m.Run())
-}
+// The tests start etcd and kube-apiserver: this binary is their reaper if it is killed.
+func TestMain(m *testing.M) { lifecycle.TestMain(m) }
 
 // Every log excerpt in README.md and HOW-IT-WORKS.md must still be a line the project prints:
 // this runs make compare's harness and each lab alone, for real, and looks each excerpt up

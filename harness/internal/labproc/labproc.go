@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"informer-lab/lab/pin"
+	"informer-lab/lab/reaper"
 	"informer-lab/record"
 )
 
@@ -70,7 +71,7 @@ type Proc struct {
 	err    error
 	mu     sync.Mutex
 	synced map[string]bool            // tag -> synced
-	seen   map[string]map[string]bool // tag -> Key()s of the watch events seen
+	seen   map[string]map[string]bool // tag -> record.EventKeys of the watch events seen
 	fault  string
 	stderr string
 	setups []record.Record // every SETUP record, in order (few: versions, gate, server, synced)
@@ -102,6 +103,15 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		errFile.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	// Killed with the harness by its parent-death signal, and by the reaper too: the signal
+	// follows the thread that started it, the reaper the process.
+	if err := reaper.Watch(cmd.Process.Pid, "lab "+name); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
 		logFile.Close()
 		errFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -149,15 +159,16 @@ func (p *Proc) note(r record.Record) {
 		if p.seen[r.Tag] == nil {
 			p.seen[r.Tag] = map[string]bool{}
 		}
-		p.seen[r.Tag][Key(r.Event, r.Namespace, r.Name)] = true
-		p.seen[r.Tag][KeyRV(r.Event, r.Namespace, r.Name, r.RV)] = true
-	case r.Kind == record.HTTP && strings.Contains(r.Query, "watch=true"):
+		for _, k := range record.EventKeys(r) {
+			p.seen[r.Tag][k] = true
+		}
+	case record.IsWatch(r):
 		if r.Status == 200 && r.Error == "" {
 			p.watchOK[r.Tag] = r.Time
 		} else {
 			p.watchBad[r.Tag] = r.Time
 		}
-	case r.Kind == record.WatchEvent && r.Event == "ERROR", r.Kind == record.Setup && r.Step == record.StepBroken:
+	case r.Kind == record.WatchEvent && r.Event == record.EventError, r.Kind == record.Setup && r.Step == record.StepBroken:
 		p.watchBad[r.Tag] = r.Time
 	}
 }
@@ -200,15 +211,8 @@ func (p *Proc) Setups() []record.Record {
 // PID returns the lab's process id, e.g. to read its memory from /proc/<pid>/status.
 func (p *Proc) PID() int { return p.cmd.Process.Pid }
 
-// Key names a watch event by type and object: the harness waits for each write's event
-// without knowing a DELETE's rv (the apiserver answers a DELETE with a Status).
-func Key(event, ns, name string) string { return event + " " + ns + "/" + name }
-
-// KeyRV names a watch event by type, object and rv: one write's event exactly, even when the
-// same object was written before (a watcher that relisted may have seen the earlier one).
-func KeyRV(event, ns, name, rv string) string { return Key(event, ns, name) + "@" + rv }
-
-// Missing returns how many of the events named by keys the watchers of tags have not delivered.
+// Missing returns how many of the events named by keys (record.WriteKey of each write) the
+// watchers of tags have not delivered.
 func (p *Proc) Missing(keys []string, tags ...string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

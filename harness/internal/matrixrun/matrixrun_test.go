@@ -10,22 +10,17 @@ import (
 
 	"informer-lab/compare/matrix"
 	"informer-lab/lab/labtest"
-	"informer-lab/lab/reaper"
 
 	"k8s.io/apimachinery/pkg/util/version"
 )
 
-func TestMain(m *testing.M) {
-	if reaper.IsReaper() { // each run starts this test binary again as its reaper
-		os.Exit(reaper.Run())
-	}
-	labtest.BecomeSubreaper(nil)
-	os.Exit(m.Run())
-}
+// Orphans of anything these tests start are re-parented to this process, so a test can see
+// an etcd, kube-apiserver or lab that outlived its run; the reaper stops them if it is killed.
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 // The reduced grid, for real: the default server with its WatchList gate on and off, every
 // client cell, startup + direct-list + steady + reconnect. The verdicts asserted are the ones the gates
-// imply (../shared/FACTS.md) and what the matrix showed on every run so far.
+// imply (record.ExpectedShape, sourced in docs/upstream.md) and what the matrix showed on every run so far.
 func TestReducedGrid(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer

@@ -6,9 +6,9 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"informer-lab/lab/lifecycle"
 	"io"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"informer-lab/lab/controlplane"
-	"informer-lab/lab/reaper"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,12 +26,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-func TestMain(m *testing.M) {
-	if reaper.IsReaper() { // the harness pattern: a test binary may be started again as a reaper
-		os.Exit(reaper.Run())
-	}
-	os.Exit(m.Run())
-}
+// The tests start etcd and kube-apiserver: this binary is their reaper if it is killed.
+func TestMain(m *testing.M) { lifecycle.TestMain(m) }
 
 const ns = "default"
 

@@ -2,22 +2,15 @@ package reliability
 
 import (
 	"context"
-	"os"
+	"informer-lab/lab/labtest"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"informer-lab/lab/procs"
-	"informer-lab/lab/reaper"
 )
 
-func TestMain(m *testing.M) {
-	if reaper.IsReaper() {
-		os.Exit(reaper.Run())
-	}
-	procs.BecomeSubreaper()
-	os.Exit(m.Run())
-}
+// Orphans of anything these tests start are re-parented to this process, so a test can see
+// an etcd, kube-apiserver or lab that outlived its run; the reaper stops them if it is killed.
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 // The fast part of the reliability suite, under make test: every fault, bad input and security
 // scenario, and the long run shortened to one minute per lab (make reliability runs 30).

@@ -1,0 +1,472 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"informer-lab/record"
+)
+
+// TermWidth is the width the terminal report keeps to: a verdict for seven labs (fourteen
+// cells in a matrix run) must be read at a terminal, not scrolled sideways.
+const TermWidth = 120
+
+// Verdict is the verdict with labs as rows: one short cell per fact, and whatever is long
+// (mismatch details, fallback reasons, differences between a lab's informers) in footnotes.
+type Verdict struct {
+	Columns []string // titles; a "\n" splits one over two header lines, to keep narrow columns narrow
+	Rows    [][]Cell // one per lab, in Report.Labs order, one cell per column
+	Notes   []Note   // numbered from 1, in the order the cells first refer to them
+}
+
+// Cell is one cell of the verdict: its short text and the footnotes it refers to.
+type Cell struct {
+	Text  string
+	Notes []int // footnote numbers, ascending
+}
+
+// Mark is how the cell refers to its footnotes, e.g. "[1,3]"; "" when it has none.
+func (c Cell) Mark() string {
+	if len(c.Notes) == 0 {
+		return ""
+	}
+	n := make([]string, len(c.Notes))
+	for i, v := range c.Notes {
+		n[i] = strconv.Itoa(v)
+	}
+	return "[" + strings.Join(n, ",") + "]"
+}
+
+// String is the cell as the terminal shows it, footnote mark included.
+func (c Cell) String() string {
+	if m := c.Mark(); m != "" {
+		return c.Text + m
+	}
+	return c.Text
+}
+
+// Note is one footnote: the same text for several labs is one note naming them all.
+type Note struct {
+	Number int
+	Labs   []string // the labs whose cells refer to it, in table order
+	Every  bool     // every lab of the run (and more than one) refers to it
+	Text   string
+}
+
+// Who names the labs a note is about.
+func (n Note) Who() string {
+	if n.Every {
+		return "every lab"
+	}
+	return strings.Join(n.Labs, ", ")
+}
+
+// String is the note as the terminal shows it: "[1] client-v032: ...".
+func (n Note) String() string {
+	return fmt.Sprintf("[%d] %s: %s", n.Number, n.Who(), n.Text)
+}
+
+// verdictColumn is one column: its title and how a lab's cell reads (short text, and the long
+// facts it leaves to footnotes).
+type verdictColumn struct {
+	title string
+	cell  func(l *LabReport) (text string, notes []string)
+}
+
+// Verdict builds the verdict table. Which columns it has depends on the run: the steady
+// columns only when there was something to see, the direct List(), reconnect and fault
+// columns only in the scenarios that have them.
+func (r *Report) Verdict() Verdict {
+	cols := r.verdictColumns()
+	v := Verdict{}
+	for _, c := range cols {
+		v.Columns = append(v.Columns, c.title)
+	}
+	index := map[string]int{} // note text -> its index in v.Notes
+	for _, l := range r.Labs {
+		row := make([]Cell, len(cols))
+		for i, c := range cols {
+			text, notes := c.cell(l)
+			row[i].Text = text
+			for _, n := range notes {
+				row[i].Notes = v.note(index, l.Name, n, row[i].Notes)
+			}
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	for i := range v.Notes {
+		v.Notes[i].Every = len(r.Labs) > 1 && len(v.Notes[i].Labs) == len(r.Labs)
+	}
+	return v
+}
+
+// note files text as a footnote of lab (once per text) and adds its number to marks.
+func (v *Verdict) note(index map[string]int, lab, text string, marks []int) []int {
+	i, ok := index[text]
+	if !ok {
+		i = len(v.Notes)
+		index[text] = i
+		v.Notes = append(v.Notes, Note{Number: i + 1, Text: text})
+	}
+	if !slices.Contains(v.Notes[i].Labs, lab) {
+		v.Notes[i].Labs = append(v.Notes[i].Labs, lab)
+	}
+	if !slices.Contains(marks, i+1) {
+		marks = append(marks, i+1)
+		slices.Sort(marks)
+	}
+	return marks
+}
+
+// plain is a cell that never needs a footnote.
+func plain(f func(l *LabReport) string) func(l *LabReport) (string, []string) {
+	return func(l *LabReport) (string, []string) { return f(l), nil }
+}
+
+func (r *Report) verdictColumns() []verdictColumn {
+	cols := []verdictColumn{
+		{"lab", plain(func(l *LabReport) string { return l.Name })},
+		{"client-go", plain(func(l *LabReport) string { return orUnknown(l.ClientGo) })},
+	}
+	if !gatesInNames(r.Labs) {
+		cols = append(cols, verdictColumn{"gate", plain(func(l *LabReport) string { return orUnknown(l.Gate) })})
+	}
+	cols = append(cols,
+		verdictColumn{"initial\nsync", syncCell},
+		verdictColumn{"objects\ndelivered", objectsCell},
+		verdictColumn{"expected\nby gates", expectedCell})
+	if r.hasSteady() {
+		cols = append(cols,
+			verdictColumn{"events\n/calls", eventsCell},
+			verdictColumn{"rvs =\nwrites", r.rvsCell})
+	}
+	if r.FreshList != nil {
+		cols = append(cols, verdictColumn{"cache\n= LIST", cacheCell})
+	}
+	if slices.ContainsFunc(r.Labs, func(l *LabReport) bool { return l.Direct != nil }) {
+		cols = append(cols,
+			verdictColumn{"direct\nList()", directCell},
+			verdictColumn{"direct\nitems", directItemsCell})
+	}
+	if r.Scenario == record.ScenarioReconnect {
+		cols = append(cols, verdictColumn{"watches\nagain", plain(func(l *LabReport) string {
+			return same(l, func(tag string) string { return strconv.Itoa(l.Rewatch[tag]) })
+		})})
+	}
+	if r.Injected != "" {
+		cols = append(cols, verdictColumn{"broken\n/after", plain(func(l *LabReport) string {
+			return same(l, func(tag string) string { return fmt.Sprintf("%d/%d", l.Broken[tag], l.Rewatch[tag]) })
+		})})
+	}
+	return cols
+}
+
+// gatesInNames says whether every lab's name ends in its gate, as a matrix run's cells do
+// ("client-v031-off"): a gate column would only repeat it.
+func gatesInNames(labs []*LabReport) bool {
+	for _, l := range labs {
+		if l.Gate == "" || !strings.HasSuffix(l.Name, "-"+l.Gate) {
+			return false
+		}
+	}
+	return len(labs) > 0
+}
+
+// hasSteady says whether the steady columns have anything to say: a run without writes (the
+// startup and direct-list scenarios) would show a column of zeros and a column of "yes".
+func (r *Report) hasSteady() bool {
+	if len(r.Writes) > 0 {
+		return true
+	}
+	for _, l := range r.Labs {
+		if len(l.Unsynced) > 0 {
+			return true
+		}
+		for _, w := range l.Watchers {
+			if len(w.Events) > 0 || w.Mismatch != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shortLabel is the handshake's label without a fallback's reason (a footnote gives it): the
+// requests alone, e.g. "STREAM→LIST→WATCH (3 req)".
+func shortLabel(h Handshake) string {
+	if h.Fallback != "" {
+		return fmt.Sprintf("%s (%d req)", h.Shape, len(h.Requests))
+	}
+	return h.Label
+}
+
+// shortObjects says how the objects arrived in a few words: "5 items" (a LIST body),
+// "5 ADDED + end BOOKMARK" (a stream up to its initial-events-end bookmark).
+var shortObjects = strings.NewReplacer(
+	"LIST body: ", "",
+	", no LIST, no initial-events-end BOOKMARK", ", no end BOOKMARK",
+	"BOOKMARK initial-events-end", "end BOOKMARK",
+	", then ", " + ",
+)
+
+func syncCell(l *LabReport) (string, []string) {
+	text, notes := informerCell(l, "initial sync", shortLabel, func(h Handshake) string { return h.Label })
+	for _, tag := range l.Tags {
+		if f := l.Sync[tag].Fallback; f != "" {
+			notes = append(notes, "initial sync: the stream was given up for a LIST: "+f)
+		}
+	}
+	return text, notes
+}
+
+func objectsCell(l *LabReport) (string, []string) {
+	short := func(h Handshake) string { return shortObjects.Replace(h.Objects) }
+	return informerCell(l, "objects", short, func(h Handshake) string { return h.Objects })
+}
+
+// informerCell shows the first informer's value; an informer whose value differs gets a
+// footnote, in full.
+func informerCell(l *LabReport, what string, short, full func(Handshake) string) (string, []string) {
+	if len(l.Tags) == 0 {
+		return "-", nil
+	}
+	first := l.Sync[l.Tags[0]]
+	var notes []string
+	for _, tag := range l.Tags[1:] {
+		if h := l.Sync[tag]; full(h) != full(first) {
+			notes = append(notes, fmt.Sprintf("informer %s: %s %s, not %s's %s", tag, what, full(h), l.Tags[0], full(first)))
+		}
+	}
+	return short(first), notes
+}
+
+func expectedCell(l *LabReport) (string, []string) {
+	var problems []string
+	for _, tag := range l.Tags {
+		problems = append(problems, l.Sync[tag].Problems...)
+	}
+	switch {
+	case l.Want == "":
+		return "?", []string{"no SETUP gate record: cannot tell which handshake to expect"}
+	case len(problems) > 0:
+		return "NO", []string{"not the handshake the gates imply: " + strings.Join(problems, "; ")}
+	}
+	return "yes", nil
+}
+
+func eventsCell(l *LabReport) (string, []string) {
+	return same(l, func(tag string) string {
+		w := l.Watchers[tag]
+		return fmt.Sprintf("%d/%d", len(w.Events), w.Handlers)
+	}), nil
+}
+
+// rvsCell says whether the steady events are the harness's writes, with their rvs; after a
+// fault, or a relist in the reconnect scenario, a difference is allowed ("n/a").
+func (r *Report) rvsCell(l *LabReport) (string, []string) {
+	bad := l.steadyProblems()
+	why := strings.Join(bad, "; ")
+	switch {
+	case len(bad) == 0:
+		return "yes", nil
+	case r.Injected != "":
+		return "n/a", []string{"steady rvs not required to be the writes after a fault: " + why}
+	case r.Scenario == record.ScenarioReconnect && len(l.Unsynced) == 0 && allReread(l):
+		return "n/a", []string{"steady rvs not required to be the writes after a relist or a new stream: " + why}
+	}
+	return "NO", []string{"steady events are not the harness's writes: " + why}
+}
+
+func cacheCell(l *LabReport) (string, []string) {
+	var bad []string
+	for _, tag := range l.Tags {
+		if d := l.Caches[tag]; d != "" {
+			bad = append(bad, tag+": "+d)
+		}
+	}
+	if len(bad) == 0 {
+		return "yes", nil
+	}
+	return "NO", []string{"cache at stop differs from a fresh LIST: " + strings.Join(bad, "; ")}
+}
+
+func directCell(l *LabReport) (string, []string) {
+	d := l.Direct
+	if d == nil {
+		return "-", nil
+	}
+	if d.Fallback == "" {
+		return d.Label, nil
+	}
+	return strings.Replace(d.Label, "fallback: "+d.Fallback, "LIST", 1),
+		[]string{"direct List(): the stream was given up for a LIST: " + d.Fallback}
+}
+
+var returned = regexp.MustCompile(`^returned ([0-9]+) items?\b`)
+
+// directItemsCell is how many items the direct List() returned, or NO when it did not return.
+func directItemsCell(l *LabReport) (string, []string) {
+	d := l.Direct
+	if d == nil {
+		return "-", nil
+	}
+	if m := returned.FindStringSubmatch(d.Result); m != nil && d.Returned {
+		return m[1], nil
+	}
+	return "NO", []string{"direct List(): " + d.Result}
+}
+
+// same shows a per-informer value once when every informer has it, else "A=… B=…".
+func same(l *LabReport, cell func(tag string) string) string {
+	if len(l.Tags) == 0 {
+		return "-"
+	}
+	first := cell(l.Tags[0])
+	for _, tag := range l.Tags[1:] {
+		if cell(tag) != first {
+			return perTag(l, cell)
+		}
+	}
+	return first
+}
+
+// Lines renders the verdict as aligned text no wider than width: a two-line header, a rule,
+// one line per lab, then the footnotes, wrapped. When the columns do not fit, the widest is
+// narrowed, one character at a time, and its cells cut with "…" (their marks kept).
+func (v Verdict) Lines(width int) []string {
+	widths := v.fit(width)
+	head := [2][]string{}
+	rule := make([]string, len(widths))
+	for i, t := range v.Columns {
+		top, bottom, ok := strings.Cut(t, "\n")
+		if !ok {
+			top, bottom = "", t
+		}
+		head[0] = append(head[0], cut(top, widths[i]))
+		head[1] = append(head[1], cut(bottom, widths[i]))
+		rule[i] = strings.Repeat("-", widths[i])
+	}
+	var out []string
+	if strings.TrimSpace(strings.Join(head[0], "")) != "" {
+		out = append(out, align(head[0], widths))
+	}
+	out = append(out, align(head[1], widths), align(rule, widths))
+	for _, row := range v.Rows {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			cells[i] = fitCell(c, widths[i])
+		}
+		out = append(out, align(cells, widths))
+	}
+	for _, n := range v.Notes {
+		out = append(out, Wrap(n.String(), width, "    ")...)
+	}
+	return out
+}
+
+// columnGap is the space between two columns.
+const columnGap = "  "
+
+// fit returns the column widths: each as wide as its widest cell or title line, then the
+// widest narrowed until the table fits width.
+func (v Verdict) fit(width int) []int {
+	widths := make([]int, len(v.Columns))
+	for i, t := range v.Columns {
+		for _, line := range strings.Split(t, "\n") {
+			widths[i] = max(widths[i], runes(line))
+		}
+	}
+	for _, row := range v.Rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], runes(c.String()))
+		}
+	}
+	const narrowest = 4 // below that a cell says nothing; the table is then allowed to be wider
+	for total(widths) > width {
+		widest := 0
+		for i, w := range widths {
+			if w > widths[widest] {
+				widest = i
+			}
+		}
+		if widths[widest] <= narrowest {
+			break
+		}
+		widths[widest]--
+	}
+	return widths
+}
+
+func total(widths []int) int {
+	n := len(columnGap) * max(len(widths)-1, 0)
+	for _, w := range widths {
+		n += w
+	}
+	return n
+}
+
+// align pads cells to their widths and joins them, without trailing blanks.
+func align(cells []string, widths []int) string {
+	var b strings.Builder
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteString(columnGap)
+		}
+		b.WriteString(c)
+		b.WriteString(strings.Repeat(" ", max(widths[i]-runes(c), 0)))
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+// fitCell cuts a cell's text to width, keeping its footnote mark whole: a cut cell still says
+// where its full text is.
+func fitCell(c Cell, width int) string {
+	if runes(c.String()) <= width {
+		return c.String()
+	}
+	m := c.Mark()
+	if m == "" {
+		return cut(c.Text, width)
+	}
+	return cut(c.Text, max(width-runes(m), 1)) + m
+}
+
+// cut shortens s to width runes, ending in "…" when it had to.
+func cut(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	if width < 1 {
+		return ""
+	}
+	return string(r[:width-1]) + "…"
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+// Wrap breaks s at spaces into lines no wider than width (a word longer than that stays whole
+// on its own line); the lines after the first start with indent.
+func Wrap(s string, width int, indent string) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case runes(line)+1+runes(word) <= width:
+			line += " " + word
+		default:
+			out = append(out, line)
+			line = indent + word
+		}
+	}
+	if line != "" || len(out) == 0 {
+		out = append(out, line)
+	}
+	return out
+}

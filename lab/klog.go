@@ -1,0 +1,81 @@
+package lab
+
+import (
+	"bufio"
+	"flag"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"informer-lab/record"
+
+	"k8s.io/klog/v2"
+)
+
+// klogRecorder records what client-go logs through klog as SETUP klog records, apart from the
+// lab's own lines. client-go gives its reasons only there: why a streaming list fell back to
+// LIST, why a watch was retried. From v0.34 the reflector logs its fallback reason at V(4) only
+// (docs/upstream.md), invisible at klog's default verbosity, so the lab raises it.
+type klogRecorder struct {
+	mu    sync.Mutex
+	owner string // the tag of the call under way that klog lines are attributed to ("" for none)
+	stop  func()
+}
+
+// recordKlog sends klog's output, at verbosity v, to out until the returned recorder stops.
+// klog is process-wide: a line is attributed to whichever call set itself as owner (the direct
+// List()), or to no tag.
+func recordKlog(out *record.Writer, v int) *klogRecorder {
+	k := &klogRecorder{}
+	var fs flag.FlagSet
+	klog.InitFlags(&fs)
+	fs.Set("v", strconv.Itoa(v))
+	r, w := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if _, msg, ok := strings.Cut(line, "] "); ok { // "W1129 21:50:00.123456   42 type.go:185] msg"
+				line = msg
+			}
+			k.mu.Lock()
+			tag := k.owner
+			k.mu.Unlock()
+			out.Setup(tag, record.StepKlog, line, "")
+		}
+		io.Copy(io.Discard, r) // a line longer than 1 MiB: drop the rest rather than block klog
+	}()
+	// klog writes a message to the output of its own severity and of every lower one: the INFO
+	// output alone gets each line once.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+	klog.SetOutputBySeverity("INFO", w)
+	k.stop = func() {
+		klog.Flush()
+		klog.LogToStderr(true)
+		klog.SetOutput(io.Discard)
+		w.Close()
+		<-done
+	}
+	return k
+}
+
+// own attributes klog's lines to tag until the returned func is called.
+func (k *klogRecorder) own(tag string) (release func()) {
+	k.mu.Lock()
+	k.owner = tag
+	k.mu.Unlock()
+	return func() {
+		klog.Flush() // the call's lines are its own, not whoever comes next
+		k.mu.Lock()
+		k.owner = ""
+		k.mu.Unlock()
+	}
+}
+
+// Stop flushes klog and puts it back on stderr.
+func (k *klogRecorder) Stop() { k.stop() }

@@ -1,0 +1,62 @@
+package record
+
+import "testing"
+
+func req(query string, status int) Record {
+	return Record{Kind: HTTP, Tag: "A", Method: "GET", Path: "/api/v1/configmaps", Query: query, Status: status}
+}
+
+func TestClassify(t *testing.T) {
+	const (
+		list   = "limit=500&resourceVersion=0"
+		watch  = "allowWatchBookmarks=true&resourceVersion=47&timeout=9m9s&timeoutSeconds=549&watch=true"
+		stream = "allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeout=6m33s&timeoutSeconds=393&watch=true"
+		listSt = "resourceVersion=0&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true"
+	)
+	tests := []struct {
+		name      string
+		reqs      []Record
+		wantShape string
+		wantLabel string
+	}{
+		{"gate off", []Record{req(list, 200), req(watch, 200)}, ShapeListWatch, "LIST→WATCH (2 req)"},
+		{"gate on, server streams", []Record{req(stream, 200)}, ShapeStream, "STREAM (1 req)"},
+		{"gate on, WatchList=false", []Record{req(stream, 422), req(listSt, 422), req(list, 200), req(watch, 200)}, ShapeFallback, "STREAM→422→LIST→WATCH (4 req)"},
+		{"refused for another reason", []Record{req(stream, 500), req(list, 200), req(watch, 200)}, "STREAM(500)→LIST→WATCH", "STREAM(500)→LIST→WATCH (3 req)"},
+		{"watch re-established", []Record{req(list, 200), req(watch, 200), req(watch, 200)}, "LIST→WATCH→WATCH", "LIST→WATCH→WATCH (3 req)"},
+		{"transport error", []Record{{Kind: HTTP, Query: stream, Error: "EOF"}}, "STREAM(error)", "STREAM(error) (1 req)"},
+		{"nothing", nil, "no request", "no request (0 req)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			shape, label := Classify(tt.reqs)
+			if shape != tt.wantShape || label != tt.wantLabel {
+				t.Errorf("want %q / %q, got %q / %q", tt.wantShape, tt.wantLabel, shape, label)
+			}
+		})
+	}
+}
+
+func TestExpectedShape(t *testing.T) {
+	tests := []struct{ gate, serverGates, version, want string }{
+		{"off", "", "v1.32.13", ShapeListWatch},
+		{"off", "WatchList=false", "v1.32.13", ShapeListWatch},
+		{"on", "", "v1.32.13", ShapeStream},
+		{"on", "WatchList=true", "v1.32.13", ShapeStream},
+		{"on", "WatchList=false", "v1.32.13", ShapeFallback},
+		{"on", "ConsistentListFromCache=true,WatchList=false", "v1.32.13", ShapeFallback},
+		// the server's own default when no gate is set
+		{"on", "", "v1.31.14", ShapeFallback},
+		{"on", "", "v1.33.13", ShapeFallback},
+		{"on", "", "v1.34.4", ShapeStream},
+		{"on", "", "v1.37.2", ShapeStream},
+		{"on", "WatchList=true", "v1.33.13", ShapeStream},
+		{"on", "", "cluster", ShapeStream},
+		{"", "", "v1.32.13", ""},
+	}
+	for _, tt := range tests {
+		if got := ExpectedShape(tt.gate, tt.serverGates, tt.version); got != tt.want {
+			t.Errorf("ExpectedShape(%q, %q, %q): want %q, got %q", tt.gate, tt.serverGates, tt.version, tt.want, got)
+		}
+	}
+}
