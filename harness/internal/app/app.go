@@ -8,10 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"informer-lab/harness/internal/labproc"
@@ -128,12 +129,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 		return "", exitRun, err
 	}
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[harness] "+format+"\n", a...) }
-	bins, err := os.MkdirTemp("", "informer-lab-bin-")
-	if err != nil {
-		return runDir, exitRun, err
-	}
-	defer os.RemoveAll(bins)
-	cells, err := BuildCells(ctx, labDirs, bins, say)
+	cells, err := BuildCells(ctx, labDirs, say)
 	if err != nil {
 		return runDir, exitRun, err
 	}
@@ -149,19 +145,34 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 	return runDir, rep.ExitCode(), nil
 }
 
-// BuildCells compiles each lab module once, with GOWORK=off, into binDir: one cell per module,
-// with the module's own gate setting.
-func BuildCells(ctx context.Context, dirs []string, binDir string, say func(string, ...any)) ([]Cell, error) {
-	var cells []Cell
-	for _, dir := range dirs {
-		start := time.Now()
-		bin, cg, err := labproc.Build(ctx, dir, binDir)
-		if err != nil {
-			return nil, err
-		}
-		name := filepath.Base(dir)
-		say("built %s (client-go %s) in %s", name, cg, time.Since(start).Round(time.Millisecond))
-		cells = append(cells, Cell{Name: name, Module: name, Bin: bin, ClientGo: cg})
+// BuildCells compiles the lab modules, with GOWORK=off, as many at once as there are cores:
+// one cell per module, with the module's own gate setting. A module whose code did not change
+// since the last run is not linked again (labproc.Build).
+func BuildCells(ctx context.Context, dirs []string, say func(string, ...any)) ([]Cell, error) {
+	cells := make([]Cell, len(dirs))
+	errs := make([]error, len(dirs))
+	slots := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for i, dir := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			start := time.Now()
+			bin, cg, err := labproc.Build(ctx, dir)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			name := filepath.Base(dir)
+			say("built %s (client-go %s) in %s", name, cg, time.Since(start).Round(time.Millisecond))
+			cells[i] = Cell{Name: name, Module: name, Bin: bin, ClientGo: cg}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return cells, nil
 }

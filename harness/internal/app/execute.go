@@ -55,6 +55,9 @@ type Spec struct {
 // Execute is one run: start an environment (a server, the labs attached and synced), play the
 // scenario on it, stop it, and compare. The report is nil when the run itself failed.
 func Execute(parent context.Context, s Spec) (*analysis.Report, error) {
+	if s.Stdout == nil {
+		s.Stdout = io.Discard
+	}
 	e, err := start(parent, s)
 	if err != nil {
 		return nil, err
@@ -110,9 +113,6 @@ func (e *env) failed(what string, err error) error {
 // scenario needs it, the seed objects, every lab attached, and the wait until all have synced.
 // On error it undoes what it did.
 func start(parent context.Context, s Spec) (_ *env, err error) {
-	if s.Stdout == nil {
-		s.Stdout = io.Discard
-	}
 	e := &env{Spec: s, sc: scenarios[s.Scenario]}
 	defer func() {
 		if err != nil {

@@ -125,10 +125,10 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return runDir, err
 	}
-	defer os.RemoveAll(tmp) // the kubeconfig and the lab binary
+	defer os.RemoveAll(tmp) // the kubeconfig
 
 	// 1. The lab, built outside the workspace so it links its pin.
-	bin, clientGo, err := labproc.Build(ctx, filepath.Join(o.root, labModule), tmp)
+	bin, clientGo, err := labproc.Build(ctx, filepath.Join(o.root, labModule))
 	if err != nil {
 		return runDir, err
 	}

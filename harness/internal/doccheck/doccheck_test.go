@@ -51,9 +51,8 @@ func TestDocExcerptsAreReal(t *testing.T) {
 	}
 
 	// Each lab alone, as `go run ./client-v0XX` runs it (text on stdout).
-	bins := t.TempDir()
 	for _, lab := range []string{"client-v031", "client-v032"} {
-		bin, _, err := labproc.Build(context.Background(), filepath.Join(root, lab), bins)
+		bin, _, err := labproc.Build(context.Background(), filepath.Join(root, lab))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -194,11 +194,6 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		return exitRun, err
 	}
 	say("run directory: %s", dir)
-	bins, err := os.MkdirTemp("", "informer-lab-bin-")
-	if err != nil {
-		return exitRun, err
-	}
-	defer os.RemoveAll(bins)
 	var mods []string
 	for _, c := range g.clients {
 		if m := module(c); !slices.Contains(mods, m) {
@@ -208,7 +203,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 	for i := range mods {
 		mods[i] = filepath.Join(o.root, mods[i])
 	}
-	built, err := app.BuildCells(ctx, mods, bins, func(f string, a ...any) { say(f, a...) })
+	built, err := app.BuildCells(ctx, mods, func(f string, a ...any) { say(f, a...) })
 	if err != nil {
 		return exitRun, err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/lab/procs"
+	"informer-lab/lab/reaper"
 	"informer-lab/record"
 )
 
@@ -57,7 +58,7 @@ func Prepare(ctx context.Context, root, tmp string) (*Env, error) {
 		}
 	}
 	for _, lab := range []string{"client-v031", "client-v032"} {
-		bin, _, err := labproc.Build(ctx, filepath.Join(root, lab), tmp)
+		bin, _, err := labproc.Build(ctx, filepath.Join(root, lab))
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +75,7 @@ func RunAll(ctx context.Context, e *Env, scenarios []Scenario, progress io.Write
 		start := time.Now()
 		observed, err := s.Run(ctx, e)
 		// Whatever the scenario did, nothing it started may outlive it.
-		if left := procs.WaitNoChildren(10 * time.Second); len(left) > 0 {
+		if left := procs.WaitNoChildren(10*time.Second, reaper.PID()); len(left) > 0 { // its reaper lives as long as it does
 			if err == nil {
 				err = fmt.Errorf("processes left behind: %s", strings.Join(left, "; "))
 			}
