@@ -25,7 +25,7 @@ type klogRecorder struct {
 
 // recordKlog sends klog's output, at verbosity v, to out until the returned recorder stops.
 // klog is process-wide: a line is attributed to whichever call set itself as owner (the direct
-// List()), or to no tag.
+// List()), or to no tag; a reflector's lines, which name their reflector.go, never to the owner.
 func recordKlog(out *record.Writer, v int) *klogRecorder {
 	k := &klogRecorder{}
 	var fs flag.FlagSet
@@ -45,6 +45,9 @@ func recordKlog(out *record.Writer, v int) *klogRecorder {
 			k.mu.Lock()
 			tag := k.owner
 			k.mu.Unlock()
+			if strings.Contains(line, "tools/cache/reflector.go") {
+				tag = "" // an informer's reflector names itself: not the owner's line
+			}
 			out.Setup(tag, record.StepKlog, line, "")
 		}
 		io.Copy(io.Discard, r) // a line longer than 1 MiB: drop the rest rather than block klog

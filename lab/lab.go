@@ -54,6 +54,7 @@ type Cell struct {
 
 type options struct {
 	kubeconfig, namespace, records, name, serverVersion, gate string
+	directListAt                                              string
 	interval, duration                                        time.Duration
 	informers, klogV                                          int
 	quiet, directList                                         bool
@@ -165,13 +166,15 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		go func() { defer writers.Done(); runMutator(ctx, cfg, opts.interval, out) }()
 	}
 
-	// With -direct-list, one typed List() once the informers are synced: what a controller's own
-	// List call sends, which is not what its informers send (directlist.go).
+	// With -direct-list, one typed List(): what a controller's own List call sends, which is not
+	// what its informers send (directlist.go). Made once the informers are synced, as a
+	// controller makes it, or at once (-direct-list-at start): against a server that does not
+	// play along, the informers may never sync.
 	if opts.directList {
 		writers.Add(1)
 		go func() {
 			defer writers.Done()
-			if cache.WaitForCacheSync(ctx.Done(), synced...) {
+			if opts.directListAt == "start" || cache.WaitForCacheSync(ctx.Done(), synced...) {
 				directList(ctx, cfg, opts.namespace, out, klogs)
 			}
 		}()
@@ -214,6 +217,7 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.BoolVar(&o.quiet, "quiet", false, "record only setup lines and per-informer counts (requests, bytes): no wire decoding, for benchmarks")
 	fs.BoolVar(&o.directList, "direct-list", false, "once the informers are synced, make one typed List() of ConfigMaps too (tag DIRECT), as a controller does outside its informers")
 	fs.IntVar(&o.klogV, "klog-v", 4, "record what client-go logs through klog up to this verbosity (4 shows why a v0.34+ reflector gave up a streaming list; -1: leave klog alone)")
+	fs.StringVar(&o.directListAt, "direct-list-at", "synced", "when to make the -direct-list call: synced (once the informers are) or start (at once)")
 	fs.DurationVar(&o.healthEvery, "health-every", 0, "record the lab's RSS, goroutines and open files this often (0: off), for long runs")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after watching this long, counted once the server is up (default: run until Ctrl-C)")
 	if err := fs.Parse(args); err != nil {
@@ -227,6 +231,9 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	}
 	if o.informers < 1 || o.informers > 26 {
 		return o, usageError{fmt.Errorf("-informers must be 1 to 26, got %d", o.informers)}
+	}
+	if o.directListAt != "synced" && o.directListAt != "start" {
+		return o, usageError{fmt.Errorf("-direct-list-at must be synced or start, got %q", o.directListAt)}
 	}
 	if o.interval <= 0 {
 		return o, usageError{fmt.Errorf("-interval must be positive, got %s", o.interval)}

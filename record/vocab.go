@@ -1,5 +1,7 @@
 package record
 
+import "strings"
+
 // The vocabulary of the records: the names every producer writes and every reader matches on.
 // A name is defined here once; labs, the harness and compare use these constants, never the
 // string.
@@ -23,6 +25,7 @@ const (
 	StepProxy      = "proxy"         // harness: Value: what the proxy between labs and apiserver does, e.g. "watch timeout 4s"
 	StepLab        = "lab"           // harness: Value: a lab it started; Detail: client-go and flags
 	StepKubeconfig = "kubeconfig"    // harness: Value: the path of the labs' kubeconfig (never its content)
+	StepSyncWait   = "sync-wait"     // harness, fault scenarios: Value: how long the informers were given to sync (a duration)
 	StepDirect     = "direct-list"   // Tag TagDirect: the lab's one typed List() outside its informers; Value: what it returned, or "failed" and Detail the error
 	StepKlog       = "klog"          // Tag: whose call it was, if known; Value: one line client-go logged through klog
 )
@@ -63,6 +66,14 @@ const (
 
 // Scenarios lists the scenarios in the order a matrix shows them.
 var Scenarios = []string{ScenarioStartup, ScenarioDirect, ScenarioSteady, ScenarioReconnect, ScenarioRestart, ScenarioExpired}
+
+// ScenarioFaultPrefix starts the name of a fault scenario: "fault:no-end-bookmark" is the
+// startup of every lab through a proxy that plays that fault (harness/internal/proxy), with each
+// lab's direct List() made at once.
+const ScenarioFaultPrefix = "fault:"
+
+// IsFaultScenario reports a scenario of the fault family.
+func IsFaultScenario(name string) bool { return strings.HasPrefix(name, ScenarioFaultPrefix) }
 
 // Writes (Mutator records' Event) and the watch events (WatchEvent records' Event) they cause.
 const (

@@ -137,9 +137,18 @@ func (r *Report) verdictColumns() []verdictColumn {
 	}
 	cols = append(cols,
 		verdictColumn{"initial\nsync", syncCell},
-		verdictColumn{"objects\ndelivered", objectsCell},
-		verdictColumn{"expected\nby gates", expectedCell})
-	if r.hasSteady() {
+		verdictColumn{"objects\ndelivered", objectsCell})
+	fault := record.IsFaultScenario(r.Scenario)
+	if fault {
+		// Nothing is expected of a server that does not play along: whether and when each
+		// informer synced is the answer.
+		cols = append(cols, verdictColumn{"synced", plain(func(l *LabReport) string {
+			return same(l, func(tag string) string { return r.syncedIn(l, tag) })
+		})})
+	} else {
+		cols = append(cols, verdictColumn{"expected\nby gates", expectedCell})
+	}
+	if r.hasSteady() && !fault {
 		cols = append(cols,
 			verdictColumn{"events\n/calls", eventsCell},
 			verdictColumn{"rvs =\nwrites", r.rvsCell})
@@ -469,4 +478,16 @@ func Wrap(s string, width int, indent string) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// syncedIn says whether and when an informer synced in a fault scenario: its time on the wire,
+// or "not after" the run's sync wait.
+func (r *Report) syncedIn(l *LabReport, tag string) string {
+	if slices.Contains(l.Unsynced, tag) {
+		if r.SyncWait > 0 {
+			return "not after " + r.SyncWait.String()
+		}
+		return "never"
+	}
+	return "in " + ms(l.SyncTime[tag])
 }

@@ -247,6 +247,9 @@ func perWatcher(l *LabReport, cell func(*Watcher) string) string {
 
 // Conclusion says in one line what a reader can check against the diffs and the table.
 func (r *Report) Conclusion() string {
+	if record.IsFaultScenario(r.Scenario) {
+		return r.faultConclusion()
+	}
 	watchers, bad := 0, ""
 	expected := map[int]bool{} // writes after each watcher's sync: the same for all when they synced together
 	for _, l := range r.Labs {
@@ -377,4 +380,24 @@ func (l *LabReport) steadyProblems() []string {
 		bad = append(bad, "never synced: "+strings.Join(l.Unsynced, ", "))
 	}
 	return bad
+}
+
+// faultConclusion says which labs synced against a server that does not play along.
+func (r *Report) faultConclusion() string {
+	var synced, not []string
+	for _, l := range r.Labs {
+		if len(l.Unsynced) == 0 {
+			synced = append(synced, l.Name)
+		} else {
+			not = append(not, l.Name)
+		}
+	}
+	s := fmt.Sprintf("Against %s: %d of %d labs synced", r.Proxy, len(synced), len(r.Labs))
+	if r.SyncWait > 0 {
+		s += " within " + r.SyncWait.String()
+	}
+	if len(not) > 0 {
+		s += "; not synced: " + strings.Join(not, ", ")
+	}
+	return s + "."
 }

@@ -18,23 +18,26 @@ func Cells(scenario string, rep *analysis.Report) []Cell {
 	var cells []Cell
 	for _, l := range rep.Labs {
 		c := Cell{Scenario: scenario, Server: server, Client: l.Name, Agrees: true, SyncMillis: syncMillis(l)}
-		switch scenario {
-		case record.ScenarioStartup:
+		switch {
+		case record.IsFaultScenario(scenario):
+			c.Verdict = faultVerdict(rep, l)
+			c.Synced = len(l.Unsynced) == 0
+		case scenario == record.ScenarioStartup:
 			c.Verdict, c.Expected, c.Agrees = startupVerdict(l)
-		case record.ScenarioDirect:
+		case scenario == record.ScenarioDirect:
 			c.Verdict = "no direct List() recorded"
 			if l.Direct != nil {
 				c.Verdict = l.Direct.Label
 			}
-		case record.ScenarioSteady:
+		case scenario == record.ScenarioSteady:
 			c.Verdict = steadyVerdict(l)
 			if d := seqs.differs(l); d != "" {
 				c.SeqDiffers = true
 				c.Verdict += "; " + d
 			}
-		case record.ScenarioReconnect:
+		case scenario == record.ScenarioReconnect:
 			c.Verdict = reconnectVerdict(l)
-		case record.ScenarioRestart, record.ScenarioExpired:
+		case scenario == record.ScenarioRestart, scenario == record.ScenarioExpired:
 			c.Verdict, c.RecoverMillis = recoveryVerdict(rep, l)
 		default:
 			c.Verdict = fmt.Sprintf("unknown scenario %q", scenario)
@@ -80,6 +83,56 @@ func perTag(l *analysis.LabReport, text func(tag string) string) string {
 }
 
 func unsynced(l *analysis.LabReport, tag string) bool { return slices.Contains(l.Unsynced, tag) }
+
+// faultVerdict answers what a user asks when a tool hangs against a server that does not play
+// along: did each informer sync, after how long, with which requests; and what the lab's direct
+// List() did. "not synced after T" is a hang to the user, whatever would come later.
+func faultVerdict(rep *analysis.Report, l *analysis.LabReport) string {
+	v := perTag(l, func(tag string) string {
+		h := l.Sync[tag]
+		seq := Sequence(h.Requests)
+		if unsynced(l, tag) {
+			return fmt.Sprintf("not synced after %s: %s", orWait(rep.SyncWait), seq)
+		}
+		return "synced: " + seq // how long it took is the cell's SyncMillis: cells alike read alike
+	})
+	switch d := l.Direct; {
+	case d == nil:
+	case !d.Returned || strings.Contains(d.Result, "context canceled"): // still waiting when the lab stopped
+		v += fmt.Sprintf("; List(): no answer after %s: %s", orWait(rep.SyncWait), d.Label)
+	default:
+		v += "; List(): " + d.Label
+	}
+	return v
+}
+
+// Sequence spells an informer's requests in order, a run of the same request once with its
+// count: "STREAM×3→LIST→WATCH (5 req)".
+func Sequence(reqs []record.Record) string {
+	var parts []string
+	for i := 0; i < len(reqs); {
+		tok, n := record.Token(reqs[i]), 1
+		for i+n < len(reqs) && record.Token(reqs[i+n]) == tok {
+			n++
+		}
+		if n > 1 {
+			tok += fmt.Sprintf("×%d", n)
+		}
+		parts = append(parts, tok)
+		i += n
+	}
+	if len(parts) == 0 {
+		return "no request"
+	}
+	return fmt.Sprintf("%s (%d req)", strings.Join(parts, "→"), len(reqs))
+}
+
+func orWait(d time.Duration) string {
+	if d <= 0 {
+		return "the run"
+	}
+	return d.String()
+}
 
 // startupVerdict is the handshake label, the shape the gates imply and whether they agree.
 func startupVerdict(l *analysis.LabReport) (verdict, expected string, agrees bool) {

@@ -55,8 +55,10 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 	var caches []string
 	for _, tag := range lab.Tags {
 		switch d, ok := lab.Caches[tag]; {
-		case rep.FreshList == nil || !ok:
+		case rep.FreshList == nil:
 			caches = append(caches, tag+": not checked (no fresh LIST)")
+		case !ok:
+			caches = append(caches, tag+": not checked (never synced)")
 		case d == "":
 			caches = append(caches, fmt.Sprintf("%s: equal (%d objects)", tag, len(rep.FreshList.Items)))
 		default:

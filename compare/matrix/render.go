@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"informer-lab/compare/analysis"
 	"informer-lab/record"
@@ -30,10 +31,12 @@ type extra struct {
 
 func extras(c *Cell) []extra {
 	var out []extra
-	switch c.Scenario {
-	case record.ScenarioStartup:
+	switch {
+	case record.IsFaultScenario(c.Scenario) && c.Synced:
+		out = append(out, extra{text: fmt.Sprintf("in %s", time.Duration(c.SyncMillis)*time.Millisecond)})
+	case c.Scenario == record.ScenarioStartup:
 		out = append(out, extra{text: fmt.Sprintf("%d ms", c.SyncMillis)})
-	case record.ScenarioRestart, record.ScenarioExpired:
+	case c.Scenario == record.ScenarioRestart, c.Scenario == record.ScenarioExpired:
 		if c.RecoverMillis != nil {
 			out = append(out, extra{text: backIn(*c.RecoverMillis)})
 		}
@@ -68,6 +71,17 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
+// doc says what a scenario's table shows.
+func (r *Result) doc(sc string) string {
+	if record.IsFaultScenario(sc) {
+		return faultDoc + " " + r.Docs[sc]
+	}
+	return scenarioDoc[sc]
+}
+
+// faultDoc says what a fault scenario's table shows.
+const faultDoc = "A proxy between every lab and kube-apiserver plays a server that does not follow the streaming-list protocol; each cell: did each informer sync and after how long (time on the wire from its first request), its requests in order, and what the lab's typed `List()`, made at once, did. \"not synced after T\" is a hang to a user."
+
 // header is the run's facts in one line, and the versions it covered.
 func (r *Result) header() (facts, versions string) {
 	host := r.GoVersion
@@ -97,7 +111,7 @@ func (r *Result) Markdown(w io.Writer) error {
 	ew.printf("Rows: a lab module with its WatchListClient gate (\"default\": client-go's own default). Columns: kube-apiserver version and feature gates. Each cell links to its normalized log.\n")
 	for _, sc := range r.Scenarios {
 		ew.printf("\n## %s\n\n", sc)
-		if doc := scenarioDoc[sc]; doc != "" {
+		if doc := r.doc(sc); doc != "" {
 			ew.printf("%s\n\n", doc)
 		}
 		row := []string{"client"}
@@ -267,14 +281,15 @@ func (r *Result) grid(scenario string, heads []string) grid {
 	return g
 }
 
-// termCell is a cell's code, its time (startup: the slowest informer's sync; restart and
+// termCell is a cell's code, its time (startup, and a fault scenario's synced cells: the slowest
+// informer's sync; restart and
 // expired: from the server back to the slowest informer back) and "!" when the findings name it.
 func termCell(c *Cell, code string) gridCell {
 	cell := gridCell{text: code}
-	switch c.Scenario {
-	case record.ScenarioStartup:
+	switch {
+	case c.Scenario == record.ScenarioStartup, record.IsFaultScenario(c.Scenario) && c.Synced:
 		cell.text += " " + shortSync(c.SyncMillis)
-	case record.ScenarioRestart, record.ScenarioExpired:
+	case c.Scenario == record.ScenarioRestart, c.Scenario == record.ScenarioExpired:
 		if c.RecoverMillis != nil {
 			cell.text += " " + shortBack(*c.RecoverMillis)
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/record"
 )
 
 // Schema is the version of the Result JSON. Load refuses another.
@@ -35,6 +36,9 @@ type Result struct {
 	Servers   []Server  `json:"servers"`      // the columns, in order
 	Scenarios []string  `json:"scenarios"`    // one table each, in order
 	Cells     []Cell    `json:"cells"`
+	// Docs says what a scenario of the fault family did, as the harness recorded it: which
+	// report its fault reproduces. The other scenarios' tables are described by this package.
+	Docs map[string]string `json:"docs,omitempty"`
 }
 
 // Client is one row: a lab module with one WatchListClient gate setting.
@@ -73,6 +77,8 @@ type Cell struct {
 	Problems   []string `json:"problems,omitempty"`   // the run's failures that concern this client (and those of the whole run)
 	SeqDiffers bool     `json:"seqDiffers,omitempty"` // steady: its event sequence differs from the other cells of the run
 	SyncMillis int64    `json:"syncMillis"`           // initial sync: first request to the sync point on the wire (LIST read, or end bookmark), slowest informer
+	// Synced says, in a fault scenario, that every informer synced within the run's sync wait.
+	Synced bool `json:"synced,omitempty"`
 	// RecoverMillis is, in restart and expired, the time from the harness's "recovered" record to
 	// the slowest informer being back in sync (negative: back before the harness recorded it);
 	// absent when not measured or never back.
@@ -102,6 +108,12 @@ func (r *Result) Add(scenario string, rep *analysis.Report, run string) {
 	}
 	if !slices.Contains(r.Scenarios, scenario) {
 		r.Scenarios = append(r.Scenarios, scenario)
+	}
+	if record.IsFaultScenario(scenario) && rep.ScenarioDoc != "" {
+		if r.Docs == nil {
+			r.Docs = map[string]string{}
+		}
+		r.Docs[scenario] = rep.ScenarioDoc
 	}
 	for _, l := range rep.Labs {
 		if !slices.ContainsFunc(r.Clients, func(c Client) bool { return c.Name == l.Name }) {

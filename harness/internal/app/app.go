@@ -32,7 +32,7 @@ type options struct {
 	root, out, labs, kubeconfig, serverVersion, serverGates, fault, scenario string
 	seed                                                                     int64
 	minWrites, seedObjects                                                   int
-	interval, syncTimeout, stopGrace, watchTimeout                           time.Duration
+	interval, syncTimeout, stopGrace, watchTimeout, syncWait                 time.Duration
 }
 
 // usageError marks bad input: exit code 2.
@@ -72,7 +72,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13; others must be provisioned with make envtest K8S_VERSION=...)")
 	fs.StringVar(&o.serverGates, "server-feature-gates", "", `kube-apiserver --feature-gates for envtest, e.g. "WatchList=false"`)
 	fs.StringVar(&o.fault, "fault", "", "inject a fault half-way through the writes: "+strings.Join(faultNames(), ", "))
-	fs.StringVar(&o.scenario, "scenario", "steady", "what happens once the labs have synced: "+strings.Join(Scenarios, ", "))
+	fs.StringVar(&o.scenario, "scenario", "steady", "what happens once the labs have synced: "+strings.Join(Scenarios, ", ")+"; or fault:NAME, a server that does not play along: "+strings.Join(proxyFaults(), ", "))
+	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, "fault scenarios: how long the informers may take to sync before a cell says \"not synced after\" this")
 	fs.DurationVar(&o.watchTimeout, "watch-timeout", 3*time.Second, "reconnect and expired: when kube-apiserver ends each watch (set by a proxy between labs and server)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scenario (same seed, same writes)")
 	fs.IntVar(&o.minWrites, "min-writes", 2, "at least this many creates, updates and deletes")
@@ -86,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
 	}
-	for name, d := range map[string]time.Duration{"-interval": o.interval, "-sync-timeout": o.syncTimeout, "-stop-grace": o.stopGrace, "-watch-timeout": o.watchTimeout} {
+	for name, d := range map[string]time.Duration{"-interval": o.interval, "-sync-timeout": o.syncTimeout, "-stop-grace": o.stopGrace, "-watch-timeout": o.watchTimeout, "-sync-wait": o.syncWait} {
 		if d <= 0 {
 			return o, fmt.Errorf("%s must be positive, got %s", name, d)
 		}
@@ -94,8 +95,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.minWrites < 1 || o.seedObjects < 0 {
 		return o, fmt.Errorf("-min-writes must be at least 1 and -seed-objects not negative, got %d and %d", o.minWrites, o.seedObjects)
 	}
-	if _, ok := scenarios[o.scenario]; !ok {
-		return o, fmt.Errorf("unknown -scenario %q: the scenarios are %s", o.scenario, strings.Join(Scenarios, ", "))
+	if err := ValidateScenario(o.scenario); err != nil {
+		return o, fmt.Errorf("-scenario: %w", err)
 	}
 	if o.fault != "" && o.scenario != "steady" {
 		return o, fmt.Errorf("-fault goes with -scenario steady (the other scenarios have their own events), got -scenario %s", o.scenario)
@@ -129,14 +130,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 		return "", exitRun, err
 	}
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[harness] "+format+"\n", a...) }
-	cells, err := BuildCells(ctx, labDirs, say)
-	if err != nil {
-		return runDir, exitRun, err
-	}
 	rep, err := Execute(ctx, Spec{
-		Dir: runDir, Cells: cells, Kubeconfig: o.kubeconfig, ServerVersion: o.serverVersion, ServerGates: o.serverGates,
+		Dir: runDir, Cells: func(ctx context.Context) ([]Cell, error) { return BuildCells(ctx, labDirs, say) }, Kubeconfig: o.kubeconfig, ServerVersion: o.serverVersion, ServerGates: o.serverGates,
 		Scenario: o.scenario, Fault: o.fault, Seed: o.seed, MinWrites: o.minWrites, SeedObjects: o.seedObjects,
-		Interval: o.interval, SyncTimeout: o.syncTimeout, StopGrace: o.stopGrace, WatchTimeout: o.watchTimeout,
+		Interval: o.interval, SyncTimeout: o.syncTimeout, StopGrace: o.stopGrace, WatchTimeout: o.watchTimeout, SyncWait: o.syncWait,
 		Stdout: stdout, Say: say,
 	})
 	if err != nil {

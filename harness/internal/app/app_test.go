@@ -98,15 +98,51 @@ func TestFailedRunLeavesNothing(t *testing.T) {
 	}
 }
 
-// Ctrl-C mid-run: the harness (a real process) stops the labs, etcd and kube-apiserver, keeps
-// what was written, and exits non-zero.
-func TestInterruptMidRun(t *testing.T) {
+// buildHarness builds make compare's binary, as `go run` in harness/ does.
+func buildHarness(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "harness")
 	build := exec.Command("go", "build", "-o", bin, "../..")
 	build.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build harness: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// A second Ctrl-C while the harness stops: it exits at once (130), and what it started is
+// still stopped, by its reaper: no etcd, kube-apiserver or lab is left.
+func TestSecondInterruptExitsAtOnce(t *testing.T) {
+	cmd := exec.Command(buildHarness(t), "-out", t.TempDir(), "-labs", "client-v031,client-v032", "-interval", "1s")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "writing") {
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(50 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	start := time.Now()
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("after a second SIGINT: exit %d (%v), want 130", code, err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the harness took %s to exit after the second SIGINT, want at once", took)
+	}
+	labtest.CheckNoChildren(t)
+}
+
+// Ctrl-C mid-run: the harness (a real process) stops the labs, etcd and kube-apiserver, keeps
+// what was written, and exits non-zero.
+func TestInterruptMidRun(t *testing.T) {
+	bin := buildHarness(t)
 	out := t.TempDir()
 	cmd := exec.Command(bin, "-out", out, "-labs", "client-v031,client-v032", "-interval", "1s")
 	stderr, _ := cmd.StderrPipe()

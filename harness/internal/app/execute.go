@@ -26,6 +26,11 @@ import (
 	"k8s.io/client-go/rest"
 )
 
+// Prebuilt gives Spec.Cells labs built before the run (make matrix builds them once for all).
+func Prebuilt(cells []Cell) func(context.Context) ([]Cell, error) {
+	return func(context.Context) ([]Cell, error) { return cells, nil }
+}
+
 // Cell is one lab process of a run: a built lab module and the WatchListClient setting it runs
 // with. make compare runs each module once with its own setting; make matrix runs each module
 // with the gate off and on.
@@ -39,17 +44,22 @@ type Cell struct {
 
 // Spec is one run: one server, every cell attached, one scenario.
 type Spec struct {
-	Dir                                    string // the run directory, made by the caller
-	Cells                                  []Cell
+	Dir string // the run directory, made by the caller
+	// Cells returns the labs to attach. Execute calls it while envtest boots: building the lab
+	// binaries and booting the server both take seconds, and neither needs the other.
+	Cells                                  func(context.Context) ([]Cell, error)
 	Kubeconfig, ServerVersion, ServerGates string
 	Scenario                               string // one of Scenarios
 	Fault                                  string // steady only: one of faults
 	Seed                                   int64
 	MinWrites, SeedObjects                 int
 	Interval, SyncTimeout, StopGrace       time.Duration
-	WatchTimeout                           time.Duration // reconnect and expired: when the server ends each watch
-	Stdout                                 io.Writer     // compare's report; nil discards it
-	Say                                    func(format string, a ...any)
+	// SyncWait is, in a fault scenario, how long the informers are given to sync: one that has not
+	// by then is the result ("not synced after SyncWait"), not a failed run.
+	SyncWait     time.Duration
+	WatchTimeout time.Duration // reconnect and expired: when the server ends each watch
+	Stdout       io.Writer     // compare's report; nil discards it
+	Say          func(format string, a ...any)
 }
 
 // Execute is one run: start an environment (a server, the labs attached and synced), play the
@@ -84,9 +94,11 @@ type env struct {
 	procs  []*labproc.Proc
 	mon    *monitor
 	undo   []func()
-	err    error    // why the run failed, recorded in harness.jsonl at Close
-	writes int      // successful writes
-	expect []string // record.WriteKey of each write every watcher must deliver
+	err    error // why the run failed, recorded in harness.jsonl at Close
+	writes int   // successful writes
+	// syncDeadline ends a fault scenario's wait for the informers (Spec.SyncWait).
+	syncDeadline time.Time
+	expect       []string // record.WriteKey of each write every watcher must deliver
 }
 
 func (e *env) onClose(f func()) { e.undo = append(e.undo, f) }
@@ -113,7 +125,11 @@ func (e *env) failed(what string, err error) error {
 // scenario needs it, the seed objects, every lab attached, and the wait until all have synced.
 // On error it undoes what it did.
 func start(parent context.Context, s Spec) (_ *env, err error) {
-	e := &env{Spec: s, sc: scenarios[s.Scenario]}
+	sc, err := lookup(s.Scenario)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	e := &env{Spec: s, sc: sc}
 	defer func() {
 		if err != nil {
 			e.err = err
@@ -146,22 +162,37 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 	e.onClose(func() { os.RemoveAll(tmp) }) // the kubeconfigs: credentials, not part of the run
 
 	// 1. One server for everyone: envtest (its processes handed to the reaper by controlplane),
-	// or the user's cluster.
-	if e.t, err = server(ctx, s, tmp, e.out, s.Say); err != nil {
+	// or the user's cluster; the labs are built meanwhile.
+	type built struct {
+		cells []Cell
+		err   error
+	}
+	cells := make(chan built, 1)
+	go func() { c, err := s.Cells(ctx); cells <- built{c, err} }()
+	e.t, err = server(ctx, s, tmp, e.out, s.Say)
+	labs := <-cells // waited for even when the server failed: nothing of start outlives it
+	if err != nil {
 		return nil, err
 	}
 	e.onClose(e.t.stop)
+	if labs.err != nil {
+		return nil, labs.err
+	}
 	e.out.Setup("", record.StepKubeconfig, e.t.kubeconfig, "the labs' credentials: owner-only, outside the run directory, deleted at the end when the harness wrote it")
 	labKubeconfig := e.t.kubeconfig
 	if e.sc.proxy {
 		if e.t.cp == nil {
 			return nil, usageError{fmt.Errorf("scenario %s needs the envtest server (not -kubeconfig): it restarts or proxies it", s.Scenario)}
 		}
-		if e.px, labKubeconfig, err = startProxy(e.t, s.WatchTimeout, tmp, e.out); err != nil {
+		opts := proxy.Options{WatchTimeout: s.WatchTimeout, Fault: e.sc.fault}
+		if e.sc.fault != nil {
+			opts.WatchTimeout = 0 // a hang must last as long as the client's own timeout
+		}
+		if e.px, labKubeconfig, err = startProxy(e.t, opts, tmp, e.out); err != nil {
 			return nil, err
 		}
 		e.onClose(func() { e.px.Close() })
-		s.Say("labs connect through a proxy at %s: the apiserver ends each watch after %s", e.px.URL(), s.WatchTimeout)
+		s.Say("labs connect through a proxy at %s: %s", e.px.URL(), proxyDoes(opts))
 	}
 	mutCfg := rest.CopyConfig(e.t.cfg)
 	mutCfg.Wrap(wire.Wrap(record.TagWriter, e.out))
@@ -177,7 +208,7 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 
 	// 2. Every lab attached, each its own process, records streamed into the run directory.
 	e.onClose(func() { stopLabs(e.procs, s.StopGrace, e.out, s.Say); e.procs = nil })
-	for _, c := range s.Cells {
+	for _, c := range labs.cells {
 		args := []string{"-kubeconfig", labKubeconfig, "-records", "-", "-name", c.Name}
 		if c.WatchList != "" {
 			args = append(args, "-watch-list", c.WatchList)
@@ -200,7 +231,20 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 	e.onClose(e.mon.start(ctx))
 
 	began := time.Now()
-	if err := waitFor(ctx, e.procs, s.SyncTimeout, func(p *labproc.Proc) bool { return p.Synced(watchers...) }); err != nil {
+	synced := func(p *labproc.Proc) bool { return p.Synced(watchers...) }
+	if e.sc.fault != nil {
+		// Against a server that does not play along, an informer that does not sync is the
+		// finding: wait SyncWait, then go on with what synced.
+		e.syncDeadline = began.Add(s.SyncWait)
+		e.out.Setup("", record.StepSyncWait, s.SyncWait.String(), "informers not synced by then are reported as not synced, the run goes on")
+		err := waitFor(ctx, e.procs, s.SyncWait, synced)
+		if err != nil && (ctx.Err() != nil || !strings.HasPrefix(err.Error(), "timed out")) {
+			return nil, e.failed("waiting for the labs' informers to sync", err)
+		}
+		s.Say("after %s: %s", time.Since(began).Round(time.Millisecond), syncedSummary(e.procs))
+		return e, nil
+	}
+	if err := waitFor(ctx, e.procs, s.SyncTimeout, synced); err != nil {
 		return nil, e.failed("waiting for the labs' informers to sync", err)
 	}
 	s.Say("all %d labs synced (%d watchers) in %s", len(e.procs), len(e.procs)*len(watchers), time.Since(began).Round(time.Millisecond))
@@ -272,10 +316,10 @@ func stopLabs(procs []*labproc.Proc, grace time.Duration, out *record.Writer, sa
 
 // startProxy puts a proxy between the labs and kube-apiserver, and writes the labs' kubeconfig
 // for it. The harness's own writes and LISTs go to the server directly.
-func startProxy(t *target, watchTimeout time.Duration, tmp string, out *record.Writer) (*proxy.Proxy, string, error) {
-	px, err := proxy.Start(t.cfg, proxy.Options{WatchTimeout: watchTimeout})
+func startProxy(t *target, opts proxy.Options, tmp string, out *record.Writer) (*proxy.Proxy, string, error) {
+	px, err := proxy.Start(t.cfg, opts)
 	if err != nil {
-		return nil, "", fmt.Errorf("start the watch proxy: %w", err)
+		return nil, "", fmt.Errorf("start the proxy: %w", err)
 	}
 	kc, err := px.Kubeconfig()
 	if err != nil {
@@ -287,9 +331,33 @@ func startProxy(t *target, watchTimeout time.Duration, tmp string, out *record.W
 		px.Close()
 		return nil, "", err
 	}
-	out.Setup("", record.StepProxy, fmt.Sprintf("watch timeout %s", watchTimeout),
-		"the labs connect through a proxy that sets timeoutSeconds on every watch request to this, so kube-apiserver itself ends each watch then; their requests are logged as they sent them")
+	out.Setup("", record.StepProxy, proxyDoes(opts), "the labs connect through a proxy; their requests are logged as they sent them")
 	return px, path, nil
+}
+
+// proxyDoes says in a few words what the proxy does to the labs' requests.
+func proxyDoes(opts proxy.Options) string {
+	switch {
+	case opts.Fault != nil:
+		return "fault " + opts.Fault.String()
+	case opts.WatchTimeout > 0:
+		return fmt.Sprintf("watch timeout %s", opts.WatchTimeout)
+	}
+	return "forwards as is"
+}
+
+// syncedSummary says how many labs' informers synced.
+func syncedSummary(procs []*labproc.Proc) string {
+	var not []string
+	for _, p := range procs {
+		if !p.Synced(watchers...) {
+			not = append(not, p.Name)
+		}
+	}
+	if len(not) == 0 {
+		return fmt.Sprintf("all %d labs synced", len(procs))
+	}
+	return fmt.Sprintf("%d of %d labs synced; not synced: %s", len(procs)-len(not), len(procs), strings.Join(not, ", "))
 }
 
 // listNamespace is what the labs watch: every namespace on envtest, the run's own on a cluster.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"informer-lab/harness/internal/labproc"
+	"informer-lab/harness/internal/proxy"
 	"informer-lab/lab/mutator"
 	"informer-lab/record"
 )
@@ -16,9 +18,44 @@ import (
 // informer's cache.
 type scenario struct {
 	doc     string
-	proxy   bool     // the labs connect through the watch proxy
-	labArgs []string // more flags for every lab
+	proxy   bool         // the labs connect through the watch proxy
+	fault   *proxy.Fault // what the proxy does wrong on purpose (the fault family), nil for none
+	labArgs []string     // more flags for every lab
 	run     func(*env) error
+}
+
+// lookup finds a scenario by name: one of Scenarios, or "fault:" and a proxy fault, with its
+// parameter if it takes one ("fault:cut-initial-stream=3").
+func lookup(name string) (scenario, error) {
+	if f, ok := strings.CutPrefix(name, record.ScenarioFaultPrefix); ok {
+		fault, err := proxy.ParseFault(f)
+		if err != nil {
+			return scenario{}, fmt.Errorf("%s: %w", name, err)
+		}
+		return scenario{doc: fault.Doc(), proxy: true, fault: &fault,
+			labArgs: []string{"-direct-list", "-direct-list-at", "start"}, run: faulted}, nil
+	}
+	sc, ok := scenarios[name]
+	if !ok {
+		return scenario{}, fmt.Errorf("unknown scenario %q: the scenarios are %s, and %sNAME for a server that does not play along (NAME one of %s)",
+			name, strings.Join(Scenarios, ", "), record.ScenarioFaultPrefix, strings.Join(proxyFaults(), ", "))
+	}
+	return sc, nil
+}
+
+// proxyFaults are the names of the proxy's faults, the fault family's scenarios.
+func proxyFaults() []string {
+	var names []string
+	for _, f := range proxy.Faults() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// ValidateScenario says what is wrong with a scenario name, nil if nothing is.
+func ValidateScenario(name string) error {
+	_, err := lookup(name)
+	return err
 }
 
 // Scenarios, in the order make matrix shows them: the record contract's names, which compare
@@ -158,6 +195,23 @@ func expire(e *env) error {
 		return err
 	}
 	return e.write(steps[2*third:], e.Interval, nil)
+}
+
+// faulted is the fault family's script: no writes; it waits until every lab's direct List()
+// has returned, or the informers' time to sync (Spec.SyncWait) is up. What each cell did in
+// that time is the result.
+func faulted(e *env) error {
+	left := time.Until(e.syncDeadline)
+	if left <= 0 {
+		return nil
+	}
+	err := waitFor(e.ctx, e.procs, left, func(lp *labproc.Proc) bool {
+		return slices.ContainsFunc(lp.Setups(), func(r record.Record) bool { return r.Step == record.StepDirect })
+	})
+	if err != nil && e.ctx.Err() != nil {
+		return e.failed("waiting for every lab's direct List()", err)
+	}
+	return nil
 }
 
 // directListed waits until every lab's direct List() has returned (the labs make it once their

@@ -25,6 +25,18 @@ import (
 // proxy into the envtest store), and the default one again with its WatchList gate off.
 var Servers = []string{"1.31.14", "1.32.13", "1.32.13:WatchList=false", "1.33.13", "1.34.4", "1.35.4", "1.36.3", "1.37.2"}
 
+// FaultsAlias names every fault scenario at once: `make matrix SCENARIOS=faults`, on the default
+// server unless SERVERS says otherwise, regenerates docs/faults.md.
+const FaultsAlias = "faults"
+
+// FaultScenarios are the faults docs/faults.md shows: each fault of the proxy with its default
+// parameter, and the refusals whose status decides between falling back and retrying.
+var FaultScenarios = []string{
+	"fault:no-end-bookmark", "fault:strip-annotations", "fault:ignore-send-initial-events",
+	"fault:cut-initial-stream", "fault:too-large-rv",
+	"fault:refuse-watch-list=400", "fault:refuse-watch-list=406", "fault:refuse-watch-list=500",
+}
+
 // Gates each lab module runs with: one row per module and setting.
 var gates = []string{"off", "on"}
 
@@ -39,6 +51,7 @@ type options struct {
 	docs                                   bool
 	seed                                   int64
 	interval, watchTimeout, syncTimeout    time.Duration
+	syncWait                               time.Duration
 }
 
 // server is one column: a version and the kube-apiserver feature gates it runs with.
@@ -86,7 +99,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&o.clients, "clients", "", "comma-separated client cells (client-v031-on) or modules (client-v031: both gates); default: every client-v* module, gate off and on")
 	fs.StringVar(&o.servers, "servers", "", "comma-separated server versions, a version may carry kube-apiserver feature gates after a colon; default: "+strings.Join(Servers, ","))
-	fs.StringVar(&o.scenarios, "scenarios", "", "comma-separated scenarios; default: "+strings.Join(app.Scenarios, ","))
+	fs.StringVar(&o.scenarios, "scenarios", "", "comma-separated scenarios; default: "+strings.Join(app.Scenarios, ",")+`; fault:NAME[=N] for a server that does not play along, "faults" for all of `+strings.Join(FaultScenarios, ","))
+	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, `fault scenarios: how long the informers may take to sync before a cell says "not synced after" this`)
 	fs.BoolVar(&o.docs, "docs", false, "also write docs/matrix.md and the cells' logs under docs/matrix/ (the full grid does this by default)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scripts (same seed, same writes)")
 	fs.DurationVar(&o.interval, "interval", 200*time.Millisecond, "time between writes")
@@ -98,8 +112,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
 	}
-	if o.clients == "" && o.servers == "" && o.scenarios == "" {
+	switch {
+	case o.clients == "" && o.servers == "" && o.scenarios == "":
 		o.docs = true // the whole grid is what docs/matrix.md shows
+	case o.clients == "" && o.servers == "" && o.scenarios == FaultsAlias:
+		o.servers = envtestbin.DefaultVersion // every fault on the default server: docs/faults.md
+		o.docs = true
+	}
+	if o.syncWait <= 0 {
+		return o, fmt.Errorf("-sync-wait must be positive, got %s", o.syncWait)
 	}
 	var err error
 	o.root, o.out, err = rundir.Defaults(o.root, o.out)
@@ -123,8 +144,12 @@ func (o options) grid() (grid, error) {
 		g.servers = append(g.servers, sv)
 	}
 	for _, s := range split(o.scenarios, app.Scenarios) {
-		if !slices.Contains(app.Scenarios, s) {
-			return g, fmt.Errorf("unknown scenario %q: the scenarios are %s", s, strings.Join(app.Scenarios, ", "))
+		if s == FaultsAlias {
+			g.scenarios = append(g.scenarios, FaultScenarios...)
+			continue
+		}
+		if err := app.ValidateScenario(s); err != nil {
+			return g, err
 		}
 		g.scenarios = append(g.scenarios, s)
 	}
@@ -269,15 +294,16 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 // runOne plays one scenario on one server with every cell, and adds each cell's verdict and
 // normalized log to res. A run that fails still gives its cells, marked failed.
 func runOne(ctx context.Context, o options, res *matrix.Result, parent, sc string, s server, cells []app.Cell, say func(string, ...any)) error {
-	rel := filepath.Join(sc, s.slug())
+	// No ':' or '=' in a path: a relative link "fault:x/..." would read as a URL scheme.
+	rel := filepath.Join(strings.NewReplacer(":", "-", "=", "-").Replace(sc), s.slug())
 	dir := filepath.Join(parent, rel)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	rep, err := app.Execute(ctx, app.Spec{
-		Dir: dir, Cells: cells, ServerVersion: s.version, ServerGates: s.gates, Scenario: sc,
+		Dir: dir, Cells: app.Prebuilt(cells), ServerVersion: s.version, ServerGates: s.gates, Scenario: sc,
 		Seed: o.seed, MinWrites: 2, SeedObjects: 3, Interval: o.interval, SyncTimeout: o.syncTimeout,
-		StopGrace: 10 * time.Second, WatchTimeout: o.watchTimeout,
+		StopGrace: 10 * time.Second, WatchTimeout: o.watchTimeout, SyncWait: o.syncWait,
 		Say: func(f string, a ...any) { say("  "+f, a...) },
 	})
 	if err != nil {

@@ -22,23 +22,7 @@ func TestMain(m *testing.M) { labtest.Main(m) }
 // client cell, startup + direct-list + steady + reconnect. The verdicts asserted are the ones the gates
 // imply (record.ExpectedShape, sourced in docs/upstream.md) and what the matrix showed on every run so far.
 func TestReducedGrid(t *testing.T) {
-	out := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"-out", out, "-servers", "1.32.13,1.32.13:WatchList=false", "-scenarios", "startup,direct-list,steady,reconnect"}, &stdout, &stderr)
-	t.Logf("stderr:\n%s", stderr.String())
-	t.Logf("grid:\n%s", stdout.String())
-	if code != 0 {
-		t.Fatalf("exit %d, want 0 (every run completed, no cell lost data)", code)
-	}
-	labtest.CheckNoChildren(t)
-	dirs, _ := filepath.Glob(filepath.Join(out, "matrix-*"))
-	if len(dirs) != 1 {
-		t.Fatalf("want one matrix run directory, got %v", dirs)
-	}
-	res, err := matrix.Load(filepath.Join(dirs[0], "matrix.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, dirs := runGrid(t, "-servers", "1.32.13,1.32.13:WatchList=false", "-scenarios", "startup,direct-list,steady,reconnect")
 	md, err := os.ReadFile(filepath.Join(dirs[0], "matrix.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +98,30 @@ func TestReducedGrid(t *testing.T) {
 	}
 }
 
+// runGrid runs make matrix with args for real, checks it completed and left no process, and
+// returns its result and run directory (dirs[0]).
+func runGrid(t *testing.T, args ...string) (*matrix.Result, []string) {
+	t.Helper()
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), append([]string{"-out", out}, args...), &stdout, &stderr)
+	t.Logf("stderr:\n%s", stderr.String())
+	t.Logf("grid:\n%s", stdout.String())
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (every run completed, no cell lost data)", code)
+	}
+	labtest.CheckNoChildren(t)
+	dirs, _ := filepath.Glob(filepath.Join(out, "matrix-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one matrix run directory, got %v", dirs)
+	}
+	res, err := matrix.Load(filepath.Join(dirs[0], "matrix.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, dirs
+}
+
 // Bad input fails fast with exit 2 and one line that says what was wrong and what is valid,
 // before any server starts or any directory is made.
 func TestBadInput(t *testing.T) {
@@ -124,7 +132,11 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--clients", "client-v099"}, `unknown client "client-v099": the cells are client-v031-off, client-v031-on`},
 		{[]string{"--servers", "1.32"}, `server "1.32": want a version X.Y.Z`},
 		{[]string{"--servers", "1.99.0", "--scenarios", "startup"}, "no 1.99.x release is served"},
-		{[]string{"--scenarios", "boot"}, `unknown scenario "boot": the scenarios are startup, direct-list, steady, reconnect, restart, expired`},
+		{[]string{"--scenarios", "boot"}, `unknown scenario "boot": the scenarios are startup, direct-list, steady, reconnect, restart, expired, and fault:NAME`},
+		{[]string{"--scenarios", "fault:explode"}, `unknown fault "explode"`},
+		{[]string{"--scenarios", "fault:cut-initial-stream=0"}, "cut-initial-stream"},
+		{[]string{"--scenarios", "fault:refuse-watch-list=418"}, "refuse-watch-list"},
+		{[]string{"--sync-wait", "0s"}, "-sync-wait must be positive"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
 		out := t.TempDir()
@@ -135,6 +147,46 @@ func TestBadInput(t *testing.T) {
 		}
 		if entries, _ := os.ReadDir(out); len(entries) > 0 {
 			t.Errorf("%v: bad input left %d entries in the output directory", tc.args, len(entries))
+		}
+	}
+}
+
+// The reduced fault grid, for real: the default server behind the fault proxy, every client
+// cell, no-end-bookmark and ignore-send-initial-events (docs/faults.md has them all). A cell
+// with the gate off never streams, so the fault does not touch it; with the gate on every
+// client-go version waits for an end bookmark that never comes: not synced when the wait is up,
+// after its one streaming request. The direct List() streams, and waits too, only where it
+// streams at all (gate on, client-go before v0.34).
+func TestReducedFaultGrid(t *testing.T) {
+	res, dirs := runGrid(t, "-servers", "1.32.13", "-scenarios", "fault:no-end-bookmark,fault:ignore-send-initial-events", "-sync-wait", "10s")
+	if len(res.Clients) < 8 || len(res.Cells) != 2*len(res.Clients) {
+		t.Fatalf("want >= 8 clients x 2 faults, got %d clients, %d cells", len(res.Clients), len(res.Cells))
+	}
+	clientGo := map[string]string{}
+	for _, c := range res.Clients {
+		clientGo[c.Name] = c.ClientGo
+	}
+	for _, c := range res.Cells {
+		where := c.Scenario + " / " + c.Client + " (client-go " + clientGo[c.Client] + ")"
+		if c.Lost != "" || c.Failed != "" || len(c.Problems) > 0 {
+			t.Errorf("%s: lost %q, failed %q, problems %v", where, c.Lost, c.Failed, c.Problems)
+		}
+		gateOn := strings.HasSuffix(c.Client, "-on")
+		want := "synced: LIST→WATCH (2 req)"
+		if gateOn {
+			want = "not synced after 10s: STREAM (1 req)"
+		}
+		list := "; List(): LIST (1 req)"
+		if gateOn && version.MustParseGeneric(clientGo[c.Client]).LessThan(version.MajorMinor(0, 34)) {
+			list = "; List(): no answer after 10s: STREAM (1 req)"
+		}
+		if c.Verdict != want+list || c.Synced == gateOn {
+			t.Errorf("%s: verdict %q (synced %v), want %q", where, c.Verdict, c.Synced, want+list)
+		}
+		// The proxy, not the client, did it: the streaming request is logged as the client sent it.
+		log, _ := os.ReadFile(filepath.Join(dirs[0], c.Log))
+		if gateOn && !strings.Contains(string(log), "sendInitialEvents=true") {
+			t.Errorf("%s: the cell log lacks the client's own streaming request", where)
 		}
 	}
 }

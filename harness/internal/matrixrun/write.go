@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"informer-lab/compare/matrix"
+	"informer-lab/record"
 )
 
 // write shows the grid on the terminal and writes matrix.md and matrix.json into the run
@@ -24,9 +26,14 @@ func write(res *matrix.Result, dir string, o options, stdout io.Writer, say func
 	if !o.docs {
 		return nil
 	}
-	// docs/matrix.md links each cell to its log under docs/matrix/, copied from this run.
+	// docs/matrix.md links each cell to its log under docs/matrix/, copied from this run; a grid
+	// of faults only is docs/faults.md, its logs under docs/faults/.
+	name := "matrix"
+	if !slices.ContainsFunc(res.Scenarios, func(sc string) bool { return !record.IsFaultScenario(sc) }) {
+		name = "faults"
+	}
 	docs := filepath.Join(o.root, "docs")
-	logs := filepath.Join(docs, "matrix")
+	logs := filepath.Join(docs, name)
 	if err := os.RemoveAll(logs); err != nil {
 		return err
 	}
@@ -48,17 +55,17 @@ func write(res *matrix.Result, dir string, o options, stdout io.Writer, say func
 		if err := os.WriteFile(dst, b, 0o644); err != nil {
 			return err
 		}
-		pub.Cells[i].Log = filepath.ToSlash(filepath.Join("matrix", c.Log))
+		pub.Cells[i].Log = filepath.ToSlash(filepath.Join(name, c.Log))
 	}
 	md.Reset()
 	pub.Markdown(&md)
-	if err := os.WriteFile(filepath.Join(docs, "matrix.md"), md.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(docs, name+".md"), md.Bytes(), 0o644); err != nil {
 		return err
 	}
-	if err := pub.Save(filepath.Join(logs, "matrix.json")); err != nil {
+	if err := pub.Save(filepath.Join(logs, name+".json")); err != nil {
 		return err
 	}
-	say("wrote %s and the cells' logs under %s", filepath.Join(docs, "matrix.md"), logs)
+	say("wrote %s and the cells' logs under %s", filepath.Join(docs, name+".md"), logs)
 	return nil
 }
 

@@ -1,13 +1,16 @@
 // Package proxy is a TLS reverse proxy between lab processes and the envtest kube-apiserver.
 // It leaves the clients' own logic alone: they talk HTTPS (HTTP/2, like the apiserver) to the
 // proxy with a kubeconfig from Kubeconfig(), and the proxy forwards every request with the
-// admin credentials of the upstream rest.Config. Two things can be changed on the way:
+// admin credentials of the upstream rest.Config. Three things can be changed on the way:
 //
 //   - WatchTimeout: a watch's timeoutSeconds is rewritten, so the apiserver itself ends the
 //     watch, cleanly, sooner than the client asked (the client's logged request still shows
 //     its own timeoutSeconds);
 //   - Pause/Resume: new requests are held, neither forwarded nor failed, until Resume; the
-//     requests in flight go on. The upstream apiserver may be killed and restarted meanwhile.
+//     requests in flight go on. The upstream apiserver may be killed and restarted meanwhile;
+//   - Fault: the streaming list (a watch with sendInitialEvents=true) is answered the way a
+//     server or proxy that does not follow the protocol answers it, as users reported (Faults
+//     lists them); every other request passes untouched.
 package proxy
 
 import (
@@ -51,6 +54,9 @@ type Options struct {
 	// its way to the apiserver by this duration, rounded up to whole seconds (at least 1); a
 	// watch without timeoutSeconds gets one. The `timeout` parameter is left as it is.
 	WatchTimeout time.Duration
+	// Fault, if set, applies to every streaming list (watch=true&sendInitialEvents=true) and to
+	// nothing else; see Faults. A Param of 0 takes the fault's default.
+	Fault *Fault
 	// Log, if set, receives one line per thing the proxy did that the client cannot see:
 	// rewrites, holds, releases, drops, watch ends, upstream errors. Paths and queries only,
 	// never a header.
@@ -60,6 +66,7 @@ type Options struct {
 // Proxy is a running proxy.
 type Proxy struct {
 	opts     Options
+	fault    *Fault // opts.Fault, validated, its default parameter filled in
 	upstream *url.URL
 	rt       http.RoundTripper // to the apiserver, with the admin credentials
 	rp       *httputil.ReverseProxy
@@ -83,7 +90,11 @@ type ctxKey struct{}
 
 // watchEnd is what the proxy learns about one watch's upstream response.
 type watchEnd struct {
+	what  string // the client's request line, for the log
+	fault *Fault // the fault applied to this watch, if any
+
 	mu     sync.Mutex
+	note   string // set when the proxy itself answered or ended the watch
 	status string
 	proto  string
 	err    error // the upstream body's final read error: io.EOF is a clean end
@@ -97,6 +108,14 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
+	}
+	var fault *Fault
+	if opts.Fault != nil {
+		f, err := opts.Fault.validate()
+		if err != nil {
+			return nil, fmt.Errorf("proxy: %w", err)
+		}
+		fault = &f
 	}
 	u, _, err := rest.DefaultServerUrlFor(upstream)
 	if err != nil {
@@ -121,6 +140,7 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 	}
 	p := &Proxy{
 		opts:     opts,
+		fault:    fault,
 		upstream: u,
 		rt:       rt,
 		url:      "https://" + ln.Addr().String(),
@@ -270,7 +290,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.rp.ServeHTTP(w, r)
 		return
 	}
-	end := &watchEnd{}
+	end := &watchEnd{what: requestLine(r)}
+	if p.fault != nil && isStreamingList(r) {
+		end.fault = p.fault
+	}
 	start := time.Now()
 	defer func() { // also when the reverse proxy aborts the stream (a panic, re-raised)
 		p.mu.Lock()
@@ -280,6 +303,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer end.mu.Unlock()
 		var how string
 		switch {
+		case end.note != "":
+			how = end.note
 		case end.status == "":
 			how = "no upstream response"
 		case errors.Is(end.err, io.EOF):
@@ -294,11 +319,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			how = "ended"
 		}
-		if end.status != "" {
+		if end.status != "" && end.note == "" {
 			how += fmt.Sprintf(" [upstream %s %s, %d bytes]", end.proto, end.status, end.bytes)
 		}
 		p.opts.Log("proxy: watch %s ended after %s: %s", requestLine(r), time.Since(start).Round(time.Millisecond), how)
 	}()
+	if end.fault != nil && end.fault.answersLocally() {
+		p.answer(w, r, *end.fault)
+		end.mu.Lock()
+		end.note = "answered by the proxy (fault " + end.fault.String() + ")"
+		end.mu.Unlock()
+		return
+	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, end)))
 }
 
@@ -364,6 +396,20 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 		}
 		p.opts.Log("proxy: rewrote watch %s: timeoutSeconds %s -> %d", requestLine(pr.In), old, secs)
 	}
+	end, _ := pr.In.Context().Value(ctxKey{}).(*watchEnd)
+	if end == nil || end.fault == nil {
+		return
+	}
+	if end.fault.Name == FaultIgnoreSendInitialEvents {
+		raw, removed := removeQueryParams(pr.Out.URL.RawQuery, "sendInitialEvents", "resourceVersionMatch")
+		pr.Out.URL.RawQuery = raw
+		p.opts.Log("proxy: fault %s: forwarded %s as a plain watch (removed %s)", end.fault, requestLine(pr.In), strings.Join(removed, ", "))
+	}
+	if end.fault.rewritesFrames() {
+		// The frames are rewritten: ask for them uncompressed (an explicit identity also keeps
+		// the transport from asking for gzip on its own).
+		pr.Out.Header.Set("Accept-Encoding", "identity")
+	}
 }
 
 func (p *Proxy) modifyResponse(resp *http.Response) error {
@@ -375,6 +421,34 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	end.status, end.proto = resp.Status, resp.Proto
 	end.mu.Unlock()
 	resp.Body = &endBody{ReadCloser: resp.Body, end: end}
+	if end.fault == nil || !end.fault.rewritesFrames() {
+		return nil
+	}
+	f := *end.fault
+	if resp.StatusCode != http.StatusOK {
+		p.opts.Log("proxy: fault %s: not applied to %s: the apiserver answered %s", f, end.what, resp.Status)
+		return nil
+	}
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" {
+		if !strings.EqualFold(enc, "gzip") {
+			p.opts.Log("proxy: fault %s: not applied to %s: content encoding %s", f, end.what, enc)
+			return nil
+		}
+		resp.Body = &gunzipBody{src: resp.Body}
+		resp.Header.Del("Content-Encoding")
+	}
+	fs, ok := newFaultStream(resp.Body, resp.Header.Get("Content-Type"), f, end.what, p.opts.Log)
+	if !ok {
+		p.opts.Log("proxy: fault %s: not applied to %s: content type %q is not one the proxy decodes", f, end.what, resp.Header.Get("Content-Type"))
+		return nil
+	}
+	fs.onCut = func() {
+		end.mu.Lock()
+		end.note = "cut by the proxy (fault " + f.String() + ")"
+		end.mu.Unlock()
+	}
+	resp.Header.Del("Content-Length")
+	resp.Body = fs
 	return nil
 }
 

@@ -100,7 +100,7 @@ func startProxy(t *testing.T, cp *controlplane.ControlPlane, opts Options) (*Pro
 }
 
 // proxyClient is a clientset built from the proxy's kubeconfig alone, with a recorder of
-// what it sends and gets (method, path, query, status, protocol: no header).
+// what it sends and gets (method, path, query, status, protocol, content type: no other header).
 func proxyClient(t *testing.T, p *Proxy) (kubernetes.Interface, *lines) {
 	t.Helper()
 	kc, err := p.Kubeconfig()
@@ -131,7 +131,7 @@ func (r recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.log.add("%s %s -> error %v", req.Method, req.URL.RequestURI(), err)
 		return nil, err
 	}
-	r.log.add("%s %s -> %d %s", req.Method, req.URL.RequestURI(), resp.StatusCode, resp.Proto)
+	r.log.add("%s %s -> %d %s %s", req.Method, req.URL.RequestURI(), resp.StatusCode, resp.Proto, resp.Header.Get("Content-Type"))
 	return resp, nil
 }
 
