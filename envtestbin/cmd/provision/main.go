@@ -29,9 +29,13 @@ func main() {
 		os.Exit(2)
 	}
 
-	// Ctrl-C cancels the build; Build removes its temp dirs on the way out.
+	// Ctrl-C cancels the build; Build removes its temp dirs on the way out. A second Ctrl-C
+	// exits at once: once the first has come, the signals' default action is back. (This
+	// module cannot use lab/lifecycle, which the lab module builds on top of it; a build starts
+	// no process that outlives its go command.)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() { <-ctx.Done(); stop() }()
 
 	start := time.Now()
 	dir, err := envtestbin.Lookup(ctx, envtestbin.Options{
