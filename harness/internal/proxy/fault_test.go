@@ -577,12 +577,7 @@ func TestFaultsEndToEnd(t *testing.T) {
 			if b := bookmarks(evs); len(b) != 0 {
 				t.Errorf("%s: bookmarks %v, want none", c.enc, b)
 			}
-			later := fx.create(t, "later-"+c.enc)
-			evs = collect(w, 5*time.Second, addedOf(later))
-			if !hasAdded(evs, later) {
-				t.Errorf("%s: the later write did not pass: %v", c.enc, evs)
-			}
-			w.Stop()
+			fx.checkLaterPasses(t, c, w)
 		}
 		fx.waitLog(t, "dropped the BOOKMARK", 2)
 		fx.checkUntouched(t)
@@ -608,11 +603,7 @@ func TestFaultsEndToEnd(t *testing.T) {
 				t.Errorf("%s: %v, want the initial ADDED then one BOOKMARK with an rv and no annotations", c.enc, evs)
 			}
 			fx.checkInitial(t, c, evs[:len(evs)-1], names)
-			later := fx.create(t, "later-"+c.enc)
-			if evs := collect(w, 5*time.Second, addedOf(later)); !hasAdded(evs, later) {
-				t.Errorf("%s: the later write did not pass: %v", c.enc, evs)
-			}
-			w.Stop()
+			fx.checkLaterPasses(t, c, w)
 		}
 		fx.waitLog(t, "removed the annotations k8s.io/initial-events-end, kubernetes.io/initial-events-list-blueprint", 2)
 		fx.checkUntouched(t)
@@ -645,11 +636,7 @@ func TestFaultsEndToEnd(t *testing.T) {
 			if b := bookmarks(evs); len(b) != 0 {
 				t.Errorf("%s: bookmarks %v, want none", c.enc, b)
 			}
-			later := fx.create(t, "later-"+c.enc)
-			if evs := collect(w, 5*time.Second, addedOf(later)); !hasAdded(evs, later) {
-				t.Errorf("%s: the later write did not pass: %v", c.enc, evs)
-			}
-			w.Stop()
+			fx.checkLaterPasses(t, c, w)
 		}
 		fx.waitLog(t, "as a plain watch (removed resourceVersionMatch=NotOlderThan, sendInitialEvents=true)", 2)
 		fx.waitLog(t, "that the apiserver's defaulting of the plain watch added", 2)
@@ -850,6 +837,17 @@ func (fx *fixture) checkInitial(t *testing.T, c client, evs []event, names []str
 		t.Errorf("%s: initial ADDED %v, want %v", c.enc, got, names)
 	}
 	t.Logf("%s: %v", c.enc, evs)
+}
+
+// checkLaterPasses writes one more object: the fault is over with the initial events, so its
+// ADDED must reach the watch. Then it stops the watch.
+func (fx *fixture) checkLaterPasses(t *testing.T, c client, w watch.Interface) {
+	t.Helper()
+	later := fx.create(t, "later-"+c.enc)
+	if evs := collect(w, 5*time.Second, addedOf(later)); !hasAdded(evs, later) {
+		t.Errorf("%s: the later write did not pass: %v", c.enc, evs)
+	}
+	w.Stop()
 }
 
 func (fx *fixture) waitLog(t *testing.T, sub string, n int) {
