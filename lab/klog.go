@@ -25,7 +25,8 @@ type klogRecorder struct {
 
 // recordKlog sends klog's output, at verbosity v, to out until the returned recorder stops.
 // klog is process-wide: a line is attributed to whichever call set itself as owner (the direct
-// List()), or to no tag; a reflector's lines, which name their reflector.go, never to the owner.
+// List()), or to no tag; a line that an informer's reflector logged (klog's header names the
+// file) never to the owner. The file:line goes in the record's Detail.
 func recordKlog(out *record.Writer, v int) *klogRecorder {
 	k := &klogRecorder{}
 	var fs flag.FlagSet
@@ -38,17 +39,14 @@ func recordKlog(out *record.Writer, v int) *klogRecorder {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
-			line := sc.Text()
-			if _, msg, ok := strings.Cut(line, "] "); ok { // "W1129 21:50:00.123456   42 type.go:185] msg"
-				line = msg
-			}
+			msg, file := splitKlogHeader(sc.Text())
 			k.mu.Lock()
 			tag := k.owner
 			k.mu.Unlock()
-			if strings.Contains(line, "tools/cache/reflector.go") {
-				tag = "" // an informer's reflector names itself: not the owner's line
+			if name, _, _ := strings.Cut(file, ":"); informerFiles[name] {
+				tag = "" // logged by an informer's reflector, whoever else was busy meanwhile
 			}
-			out.Setup(tag, record.StepKlog, line, "")
+			out.Setup(tag, record.StepKlog, msg, file)
 		}
 		io.Copy(io.Discard, r) // a line longer than 1 MiB: drop the rest rather than block klog
 	}()
@@ -65,6 +63,25 @@ func recordKlog(out *record.Writer, v int) *klogRecorder {
 		<-done
 	}
 	return k
+}
+
+// informerFiles are the client-go files whose klog lines are an informer's: the reflector and
+// the trace it keeps of its list (k8s.io/utils/trace).
+var informerFiles = map[string]bool{"reflector.go": true, "trace.go": true}
+
+// splitKlogHeader cuts klog's header off a line and returns the message and the file:line
+// that logged it: "W1129 21:50:00.123456   42 type.go:185] msg" → "msg", "type.go:185".
+// A line without a header (a continuation) is all message.
+func splitKlogHeader(line string) (msg, file string) {
+	head, msg, ok := strings.Cut(line, "] ")
+	if !ok {
+		return line, ""
+	}
+	f := strings.Fields(head)
+	if len(f) < 4 {
+		return line, ""
+	}
+	return msg, f[len(f)-1]
 }
 
 // own attributes klog's lines to tag until the returned func is called.

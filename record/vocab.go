@@ -44,16 +44,6 @@ const (
 	TagServer = "SERVER"
 )
 
-// IsInformer reports whether a tag is one of a lab's informers (A, B, ...), not the writer,
-// the direct List(), the server probe or the harness's fresh LIST.
-func IsInformer(tag string) bool {
-	switch tag {
-	case "", TagDirect, TagWriter, TagFreshList, TagServer:
-		return false
-	}
-	return true
-}
-
 // Scenarios of a run, as the harness names them in its SETUP scenario record.
 const (
 	ScenarioStartup   = "startup"     // the initial sync only, no writes
@@ -61,16 +51,25 @@ const (
 	ScenarioSteady    = "steady"      // writes fan out to every watcher
 	ScenarioReconnect = "reconnect"   // a proxy ends every watch after a few seconds; reflectors watch again
 	ScenarioRestart   = "restart"     // kube-apiserver killed and restarted mid-run
-	ScenarioExpired   = "expired"     // labs cut off while the server forgets their rv: 410, then a relist
+	// ScenarioRestartGap is restart with a write to etcd while kube-apiserver is down: the
+	// restarted watch cache starts above every rv the clients had.
+	ScenarioRestartGap = "restart-gap"
+	ScenarioExpired    = "expired" // labs cut off while the server forgets their rv: 410, then a relist
 )
 
 // Scenarios lists the scenarios in the order a matrix shows them.
-var Scenarios = []string{ScenarioStartup, ScenarioDirect, ScenarioSteady, ScenarioReconnect, ScenarioRestart, ScenarioExpired}
+var Scenarios = []string{ScenarioStartup, ScenarioDirect, ScenarioSteady, ScenarioReconnect, ScenarioRestart, ScenarioRestartGap, ScenarioExpired}
 
 // ScenarioFaultPrefix starts the name of a fault scenario: "fault:no-end-bookmark" is the
 // startup of every lab through a proxy that plays that fault (harness/internal/proxy), with each
 // lab's direct List() made at once.
 const ScenarioFaultPrefix = "fault:"
+
+// IsRecovery reports a scenario whose fault the harness injects mid-run: its informers must
+// come back in sync after it.
+func IsRecovery(name string) bool {
+	return name == ScenarioRestart || name == ScenarioRestartGap || name == ScenarioExpired
+}
 
 // IsFaultScenario reports a scenario of the fault family.
 func IsFaultScenario(name string) bool { return strings.HasPrefix(name, ScenarioFaultPrefix) }

@@ -110,7 +110,7 @@ func Analyze(run *Run) *Report {
 			rep.Failures = append(rep.Failures, fmt.Sprintf("scenario %s, but the harness recorded no proxy playing the fault", rep.Scenario))
 		}
 	case rep.Scenario == "", slices.Contains(record.Scenarios, rep.Scenario):
-		if (rep.Scenario == record.ScenarioRestart || rep.Scenario == record.ScenarioExpired) && rep.Injected == "" {
+		if record.IsRecovery(rep.Scenario) && rep.Injected == "" {
 			rep.Failures = append(rep.Failures, fmt.Sprintf("scenario %s, but the harness recorded no injected fault", rep.Scenario))
 		}
 	default:
@@ -221,13 +221,13 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 		if rep.Injected != "" && lr.Rewatch[tag] == 0 {
 			fail("%s: no new watch after the injected fault: it did not reconnect", tag)
 		}
-		switch synced := !slices.Contains(unsynced, tag); rep.Scenario {
-		case record.ScenarioReconnect:
+		switch synced := !slices.Contains(unsynced, tag); {
+		case rep.Scenario == record.ScenarioReconnect:
 			lr.Rewatch[tag] = rewatches(steps)
 			if lr.Rewatch[tag] == 0 && synced {
 				fail("%s: no watch re-established in the reconnect scenario (did the proxy end the watches?)", tag)
 			}
-		case record.ScenarioRestart, record.ScenarioExpired:
+		case record.IsRecovery(rep.Scenario):
 			if rep.Injected != "" && synced && FirstResync(Steps(lr.After[tag], rep.InjectedAt)) < 0 {
 				fail("%s: not back in sync after the injected fault (no plain watch, no completed stream)", tag)
 			}

@@ -14,6 +14,7 @@ var volatileInText = []struct {
 	with string
 }{
 	{regexp.MustCompile(`\b(rv|resourceVersion)=[1-9][0-9]*`), "${1}=" + record.PlaceholderRV},
+	{regexp.MustCompile(`(too old resource version): [0-9]+ \([0-9]+\)`), "${1}: " + record.PlaceholderRV + " (" + record.PlaceholderRV + ")"},
 	{regexp.MustCompile(`\b(timeout)=[0-9hms.]+`), "${1}=" + record.PlaceholderTimeout},
 	{regexp.MustCompile(`\b(timeoutSeconds)=[0-9]+`), "${1}=" + record.PlaceholderTimeout},
 	{regexp.MustCompile(`\b(data\.tick|bytes|ms)=[0-9]+`), "${1}=<N>"},

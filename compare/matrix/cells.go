@@ -37,7 +37,7 @@ func Cells(scenario string, rep *analysis.Report) []Cell {
 			}
 		case scenario == record.ScenarioReconnect:
 			c.Verdict = reconnectVerdict(l)
-		case scenario == record.ScenarioRestart, scenario == record.ScenarioExpired:
+		case record.IsRecovery(scenario):
 			c.Verdict, c.RecoverMillis = recoveryVerdict(rep, l)
 		default:
 			c.Verdict = fmt.Sprintf("unknown scenario %q", scenario)

@@ -14,12 +14,13 @@ import (
 
 // scenarioDoc says what a scenario's table shows.
 var scenarioDoc = map[string]string{
-	record.ScenarioStartup:   "Initial sync only, no writes: the requests each informer made to sync, and the slowest informer's sync time. ⚠ marks a handshake that is not the one the gates imply.",
-	record.ScenarioDirect:    "Initial sync, then each lab's one typed `List()` of ConfigMaps, the call a controller makes outside its informers (tag DIRECT): the requests it sent. A fallback names client-go's reason.",
-	record.ScenarioSteady:    "Writes fan out: each informer's events against the harness's writes (same objects, same rvs), and against the other cells of the run.",
-	record.ScenarioReconnect: "A proxy ends every watch after a few seconds: what each re-established watch sent (×N: how many rounds).",
-	record.ScenarioRestart:   "kube-apiserver killed and restarted: each informer's requests from the kill until it is back in sync, and the time from the restart to the slowest informer back.",
-	record.ScenarioExpired:   "Labs cut off while the server moves past their rv (restart, etcd compaction): the 410 and how each informer re-syncs, and the time from their release to the slowest informer back.",
+	record.ScenarioStartup:    "Initial sync only, no writes: the requests each informer made to sync, and the slowest informer's sync time. ⚠ marks a handshake that is not the one the gates imply.",
+	record.ScenarioDirect:     "Initial sync, then each lab's one typed `List()` of ConfigMaps, the call a controller makes outside its informers (tag DIRECT): the requests it sent. A fallback names client-go's reason.",
+	record.ScenarioSteady:     "Writes fan out: each informer's events against the harness's writes (same objects, same rvs), and against the other cells of the run.",
+	record.ScenarioReconnect:  "A proxy ends every watch after a few seconds: what each re-established watch sent (×N: how many rounds).",
+	record.ScenarioRestart:    "kube-apiserver killed and restarted: each informer's requests from the kill until it is back in sync, and the time from the restart to the slowest informer back.",
+	record.ScenarioRestartGap: "kube-apiserver killed, etcd written while it is down, restarted: its watch cache starts above every informer's rv. Each informer's requests from the kill until it is back in sync, and the time from the restart to the slowest informer back.",
+	record.ScenarioExpired:    "Labs cut off while the server moves past their rv (restart, etcd compaction): the 410 and how each informer re-syncs, and the time from their release to the slowest informer back.",
 }
 
 // extra is one annotation of a cell beside its verdict.
@@ -36,7 +37,7 @@ func extras(c *Cell) []extra {
 		out = append(out, extra{text: fmt.Sprintf("in %s", time.Duration(c.SyncMillis)*time.Millisecond)})
 	case c.Scenario == record.ScenarioStartup:
 		out = append(out, extra{text: fmt.Sprintf("%d ms", c.SyncMillis)})
-	case c.Scenario == record.ScenarioRestart, c.Scenario == record.ScenarioExpired:
+	case record.IsRecovery(c.Scenario):
 		if c.RecoverMillis != nil {
 			out = append(out, extra{text: backIn(*c.RecoverMillis)})
 		}
@@ -289,7 +290,7 @@ func termCell(c *Cell, code string) gridCell {
 	switch {
 	case c.Scenario == record.ScenarioStartup, record.IsFaultScenario(c.Scenario) && c.Synced:
 		cell.text += " " + shortSync(c.SyncMillis)
-	case c.Scenario == record.ScenarioRestart, c.Scenario == record.ScenarioExpired:
+	case record.IsRecovery(c.Scenario):
 		if c.RecoverMillis != nil {
 			cell.text += " " + shortBack(*c.RecoverMillis)
 		}
@@ -407,7 +408,7 @@ func (g grid) legend() []string {
 	switch g.scenario {
 	case record.ScenarioStartup:
 		marks = append(marks, "the time: the slowest informer's sync")
-	case record.ScenarioRestart:
+	case record.ScenarioRestart, record.ScenarioRestartGap:
 		marks = append(marks, "the time: from kube-apiserver back to the slowest informer back in sync (0s: at once)")
 	case record.ScenarioExpired:
 		marks = append(marks, "the time: from the labs' release to the slowest informer back in sync (0s: at once)")

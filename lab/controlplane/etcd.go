@@ -50,6 +50,25 @@ func (cp *ControlPlane) CompactEtcd(ctx context.Context) (revision int64, err er
 	return compactEtcd(ctx, strings.TrimRight(base, "/"))
 }
 
+// WriteEtcd writes one key outside kube-apiserver's /registry prefix, through etcd's JSON
+// gateway, and returns the revision it made. etcd's revision is global: any write moves it on,
+// as another apiserver's writes or a controller's lease renewals do while this apiserver is
+// down. Restarted then, its watch cache starts above every rv its clients had.
+func (cp *ControlPlane) WriteEtcd(ctx context.Context, key, value string) (revision int64, err error) {
+	base, err := cp.EtcdURL()
+	if err != nil {
+		return 0, err
+	}
+	var res struct {
+		Header etcdHeader `json:"header"`
+	}
+	put := map[string]any{"key": base64.StdEncoding.EncodeToString([]byte(key)), "value": base64.StdEncoding.EncodeToString([]byte(value))}
+	if err := etcdPost(ctx, strings.TrimRight(base, "/")+"/v3/kv/put", put, &res); err != nil {
+		return 0, err
+	}
+	return res.Header.revision()
+}
+
 // compactRevKey is where kube-apiserver records the last compaction (at etcd's root, outside
 // its /registry prefix).
 const compactRevKey = "compact_rev_key"

@@ -114,8 +114,9 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 }
 
 // CrashAPIServer kills kube-apiserver with SIGKILL, keeps it down for down (clients see their
-// connections refused meanwhile), and starts it again over the same etcd (RestartAPIServer).
-func (cp *ControlPlane) CrashAPIServer(ctx context.Context, down time.Duration) error {
+// connections refused meanwhile), calls whileDown if set, and starts it again over the same
+// etcd (RestartAPIServer).
+func (cp *ControlPlane) CrashAPIServer(ctx context.Context, down time.Duration, whileDown func() error) error {
 	if err := cp.KillAPIServer(); err != nil {
 		return err
 	}
@@ -123,6 +124,11 @@ func (cp *ControlPlane) CrashAPIServer(ctx context.Context, down time.Duration) 
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(down):
+	}
+	if whileDown != nil {
+		if err := whileDown(); err != nil {
+			return err
+		}
 	}
 	return cp.RestartAPIServer(ctx)
 }

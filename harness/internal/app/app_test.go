@@ -233,3 +233,36 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// restart-gap, for real: a write reaches etcd while kube-apiserver is down, so the restarted
+// watch cache starts above every informer's rv. Every resumed watch must get 410 and the
+// informer read its state again (gate off: a LIST; gate on: a new stream), then end equal to a
+// fresh LIST (exit 0).
+func TestRestartGapGets410(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"-out", out, "-labs", "client-v031,client-v032", "-scenario", record.ScenarioRestartGap}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	labtest.CheckNoChildren(t)
+	runs, _ := filepath.Glob(filepath.Join(out, "*"))
+	run, err := analysis.LoadRun(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := analysis.Analyze(run)
+	for _, l := range rep.Labs {
+		again := map[string]string{"off": record.TokenList, "on": record.TokenStream}[l.Gate]
+		for _, tag := range l.Tags {
+			var toks []string
+			for _, s := range analysis.Steps(l.After[tag], rep.InjectedAt) {
+				toks = append(toks, s.Token)
+			}
+			seq := strings.Join(toks, " ")
+			if !strings.Contains(seq, "410 "+again) {
+				t.Errorf("%s/%s (gate %s): after the restart %q, want a 410 then %s", l.Name, tag, l.Gate, seq, again)
+			}
+		}
+	}
+}

@@ -16,10 +16,11 @@ import (
 
 // Faults the harness injects on purpose (-fault), half-way through the writes.
 var faults = map[string]string{
-	"kill-apiserver": "SIGKILL kube-apiserver, restart it over the same etcd; every lab must reconnect and end with its caches equal to a fresh LIST",
-	"kill-etcd":      "SIGKILL etcd; the run must stop with an error that names etcd",
-	"crash-lab":      "SIGKILL the first lab; the run must stop naming it, keeping every log",
-	"hang-lab":       "SIGSTOP the first lab; the harness must give up on it after -sync-timeout, name it, and kill it",
+	"kill-apiserver":     "SIGKILL kube-apiserver, restart it over the same etcd; every lab must reconnect and end with its caches equal to a fresh LIST",
+	"kill-apiserver-gap": "SIGKILL kube-apiserver, write to etcd while it is down (etcd's revision moves on), restart it: its watch cache starts above every lab's rv, so every resumed watch gets 410 and must relist or stream again",
+	"kill-etcd":          "SIGKILL etcd; the run must stop with an error that names etcd",
+	"crash-lab":          "SIGKILL the first lab; the run must stop naming it, keeping every log",
+	"hang-lab":           "SIGSTOP the first lab; the harness must give up on it after -sync-timeout, name it, and kill it",
 }
 
 // monitor watches etcd, kube-apiserver and the labs while a run is under way: the first
@@ -82,19 +83,28 @@ func (m *monitor) watch(ctx context.Context) {
 func (e *env) inject(fault string) error {
 	e.out.Setup("", record.StepInjected, fault, faults[fault])
 	e.Say("injecting fault %s: %s", fault, faults[fault])
-	if e.t.cp == nil && (fault == "kill-apiserver" || fault == "kill-etcd") {
+	if e.t.cp == nil && fault != "crash-lab" && fault != "hang-lab" {
 		return usageError{fmt.Errorf("-fault %s needs the envtest server (not -kubeconfig)", fault)}
 	}
 	switch fault {
-	case "kill-apiserver":
+	case "kill-apiserver", "kill-apiserver-gap":
 		start := time.Now()
+		var whileDown func() error
+		meanwhile := ""
+		if fault == "kill-apiserver-gap" {
+			whileDown = func() error {
+				rev, err := e.t.cp.WriteEtcd(e.ctx, "/informer-lab/outage", start.String())
+				meanwhile = fmt.Sprintf("; etcd written meanwhile (revision %d)", rev)
+				return err
+			}
+		}
 		// Down long enough for every reflector to notice its broken stream and retry.
-		if err := e.crashAPIServer(2 * time.Second); err != nil {
+		if err := e.crashAPIServer(2*time.Second, whileDown); err != nil {
 			return err
 		}
 		down := time.Since(start).Round(time.Millisecond)
-		e.out.Setup("", record.StepRecovered, "kube-apiserver restarted", fmt.Sprintf("down %s; same port, certificates and etcd", down))
-		e.Say("kube-apiserver back after %s", down)
+		e.out.Setup("", record.StepRecovered, "kube-apiserver restarted", fmt.Sprintf("down %s; same port, certificates and etcd%s", down, meanwhile))
+		e.Say("kube-apiserver back after %s%s", down, meanwhile)
 	case "kill-etcd":
 		if err := syscall.Kill(e.mon.etcdPID, syscall.SIGKILL); err != nil {
 			return err
@@ -115,10 +125,10 @@ func (e *env) inject(fault string) error {
 	return nil
 }
 
-// crashAPIServer SIGKILLs kube-apiserver, keeps it down for down and starts it again over the
-// same etcd, with the monitor told that it is down on purpose.
-func (e *env) crashAPIServer(down time.Duration) error {
+// crashAPIServer SIGKILLs kube-apiserver, keeps it down for down (calling whileDown then, if
+// set) and starts it again over the same etcd, with the monitor told that it is down on purpose.
+func (e *env) crashAPIServer(down time.Duration, whileDown func() error) error {
 	e.mon.setExpectDown(true)
 	defer e.mon.setExpectDown(false)
-	return e.t.cp.CrashAPIServer(e.ctx, down)
+	return e.t.cp.CrashAPIServer(e.ctx, down, whileDown)
 }

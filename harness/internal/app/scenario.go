@@ -73,6 +73,8 @@ var scenarios = map[string]scenario{
 		proxy: true, run: reconnect},
 	record.ScenarioRestart: {doc: "kube-apiserver is killed half-way through the writes and started again over the same etcd",
 		run: func(e *env) error { return e.write(e.script(), e.Interval, e.halfway("kill-apiserver")) }},
+	record.ScenarioRestartGap: {doc: "kube-apiserver is killed half-way through the writes, etcd is written while it is down (its revision moves on), and it is started again: its watch cache starts above every lab's rv",
+		run: func(e *env) error { return e.write(e.script(), e.Interval, e.halfway("kill-apiserver-gap")) }},
 	record.ScenarioExpired: {doc: "the labs are cut off while the writer goes on, kube-apiserver restarts (its watch cache starts afresh) and etcd is compacted: every watch resumes from an rv the server no longer has",
 		proxy: true, run: expire},
 }
@@ -89,7 +91,7 @@ func (e *env) halfway(fault string) func(i, n int) error {
 		if err := e.inject(fault); err != nil {
 			return e.failed("injecting "+fault, err)
 		}
-		if fault == "kill-apiserver" {
+		if fault == "kill-apiserver" || fault == "kill-apiserver-gap" {
 			return e.rewatched(killed)
 		}
 		return nil
@@ -180,7 +182,7 @@ func expire(e *env) error {
 			return err
 		}
 	}
-	if err := e.crashAPIServer(0); err != nil {
+	if err := e.crashAPIServer(0, nil); err != nil {
 		return e.failed("restart kube-apiserver", err)
 	}
 	rev, err := e.t.cp.CompactEtcd(e.ctx)

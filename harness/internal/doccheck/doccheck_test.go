@@ -25,12 +25,13 @@ func TestMain(m *testing.M) { lifecycle.TestMain(m) }
 func TestDocExcerptsAreReal(t *testing.T) {
 	var pool Pool
 
-	// The harness, as make compare runs it (and the two variants HOW-IT-WORKS.md quotes: the
-	// server refusing to stream, and a kube-apiserver killed mid-run): its report, its status
+	// The harness, as make compare runs it (and the variants HOW-IT-WORKS.md quotes: the server
+	// refusing to stream, a kube-apiserver killed mid-run, and killed with a write to etcd while it
+	// was down): its report, its status
 	// lines, every record's text.
 	// The variants' excerpts quote client-v031 and client-v032 only: the other labs would add time, not lines.
 	two := "client-v031,client-v032"
-	for _, args := range [][]string{nil, {"-labs", two, "-server-feature-gates", "WatchList=false"}, {"-labs", two, "-fault", "kill-apiserver"}} {
+	for _, args := range [][]string{nil, {"-labs", two, "-server-feature-gates", "WatchList=false"}, {"-labs", two, "-fault", "kill-apiserver"}, {"-labs", two, "-scenario", "restart-gap"}} {
 		out := t.TempDir()
 		var stdout, stderr bytes.Buffer
 		if code := app.Run(context.Background(), append([]string{"-out", out}, args...), &stdout, &stderr); code != 0 {
