@@ -21,6 +21,7 @@ type klogRecorder struct {
 	mu    sync.Mutex
 	owner string // the tag of the call under way that klog lines are attributed to ("" for none)
 	stop  func()
+	once  sync.Once
 }
 
 // recordKlog sends klog's output, at verbosity v, to out until the returned recorder stops.
@@ -97,5 +98,6 @@ func (k *klogRecorder) own(tag string) (release func()) {
 	}
 }
 
-// Stop flushes klog and puts it back on stderr.
-func (k *klogRecorder) Stop() { k.stop() }
+// Stop flushes klog, waits until every line it had is recorded, and puts klog back on stderr.
+// Calls after the first do nothing.
+func (k *klogRecorder) Stop() { k.once.Do(k.stop) }

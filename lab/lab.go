@@ -185,13 +185,14 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		go func() { defer writers.Done(); reportHealth(ctx, opts.healthEvery, out) }()
 	}
 
-	// 6. Run until Ctrl-C or -duration, then stop the informers before the server, and say
-	// what each cache held: a reader can check it against a fresh LIST.
+	// 6. Run until Ctrl-C or -duration, then stop the informers (and klog's recording) before
+	// the server, and say what each cache held: a reader can check it against a fresh LIST.
 	<-ctx.Done()
 	writers.Wait()
 	for _, f := range factories {
 		f.Shutdown()
 	}
+	klogs.Stop() // what the stopping reflectors logged is recorded before "stopped"
 	for _, tag := range sortedTags(stores) {
 		out.Write(record.Record{Kind: record.Setup, Tag: tag, Step: record.StepStore, Value: "informer cache at stop", Items: storeItems(stores[tag])})
 	}
