@@ -8,8 +8,8 @@ ARGS ?=
 compare: envtest ## one shared apiserver, every lab attached, one writer, the wire diff and verdict
 	cd harness && GOWORK=off go run . $(ARGS)
 
-matrix: envtest ## every client cell x server version x scenario, observed on the wire, as one grid (docs/matrix.md)
-	cd harness && GOWORK=off go run ./cmd/matrix $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(ARGS)
+matrix: envtest ## every client cell x server version x scenario (x informer kind: KINDS=all), observed on the wire, as one grid (docs/matrix.md, docs/kinds.md)
+	cd harness && GOWORK=off go run ./cmd/matrix $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(KINDS),--kinds $(KINDS)) $(ARGS)
 
 bench: envtest ## kube-apiserver memory and sync time, K informers at once, LIST→WATCH vs streaming (docs/bench.md)
 	cd harness && GOWORK=off go run ./cmd/bench $(ARGS)

@@ -1,6 +1,7 @@
 // Package lab is informer-lab, shared by every client-go version's module: two independent
 // SharedInformerFactory instances (A and B) watch core/v1 ConfigMaps through a logging
-// RoundTripper, while a single writer changes one ConfigMap at a time.
+// RoundTripper, while a single writer changes one ConfigMap at a time. -kind picks another
+// kind of informer (lab/kind): dynamic on a CRD, metadata-only, controller-runtime's, ...
 //
 // The client-v0XX modules are thin: their go.mod picks the client-go version, their main
 // picks the WatchListClient gate default, and everything else is here. This package's own
@@ -21,6 +22,8 @@ import (
 	"time"
 
 	"informer-lab/lab/controlplane"
+	"informer-lab/lab/crd"
+	"informer-lab/lab/kind"
 	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/pin"
@@ -28,11 +31,8 @@ import (
 	"informer-lab/lab/wire"
 	"informer-lab/record"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/features"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -54,7 +54,7 @@ type Cell struct {
 
 type options struct {
 	kubeconfig, namespace, records, name, serverVersion, gate string
-	directListAt                                              string
+	directListAt, kind                                        string
 	interval, duration                                        time.Duration
 	informers, klogV                                          int
 	quiet, directList                                         bool
@@ -81,7 +81,7 @@ func Main(c Cell) {
 
 type usageError struct{ error }
 
-// Run is the whole lab, in order: flags, versions and gate, a server, two informer factories,
+// Run is the whole lab, in order: flags, versions and gate, the informer kind, a server, the informers,
 // a writer, and the wait for Ctrl-C.
 func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) error {
 	name := moduleName(c.GoMod)
@@ -113,6 +113,14 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	}
 	out.Setup("", record.StepGate, gate, how)
 
+	// 3. The kind of informer: the typed factory of the original lab, or another way
+	// controllers watch (lab/kind); some need a gate of their own set before any client exists.
+	did, err := kind.SetUp(opts.kind)
+	if err != nil {
+		return usageError{err}
+	}
+	out.Setup("", record.StepKind, opts.kind, did)
+
 	// client-go's own words (why it fell back, why it retried) go to the records too, apart
 	// from the lab's lines.
 	klogs := &klogRecorder{stop: func() {}}
@@ -121,7 +129,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	}
 	defer klogs.Stop()
 
-	// 3. A server: our own envtest, or an existing one (attached mode, e.g. the harness's).
+	// 4. A server: our own envtest, or an existing one (attached mode, e.g. the harness's).
 	cfg, stopServer, err := connect(ctx, opts, out, stderr)
 	if err != nil {
 		return err
@@ -133,37 +141,39 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		defer cancel()
 	}
 
-	// 4. Independent factories, A and B (more with -informers): each its own reflector, watch
-	// stream and cache.
-	factories := map[string]informers.SharedInformerFactory{}
-	stores := map[string]cache.Store{}
+	// 5. Independent informers, A and B (more with -informers): each its own reflector, watch
+	// stream and cache, of the kind -kind says.
+	informers := map[string]kind.Informer{}
 	var synced []cache.InformerSynced
 	for i := 0; i < opts.informers; i++ {
 		tag := string(rune('A' + i))
 		counters := &wire.Counters{}
-		f, inf, err := newFactory(cfg, tag, opts.namespace, out, counters, opts.quiet)
+		icfg := rest.CopyConfig(cfg)
+		icfg.Wrap(wire.WrapCounting(tag, out, counters, opts.quiet))
+		discovery := rest.CopyConfig(cfg)
+		discovery.Wrap(wire.Wrap(record.TagServer, out))
+		inf, err := kind.New(opts.kind, icfg, kind.Options{Namespace: opts.namespace, Tag: tag, Out: out, Quiet: opts.quiet, Discovery: discovery})
 		if err != nil {
 			return err
 		}
-		factories[tag] = f
-		stores[tag] = inf.GetStore()
+		informers[tag] = inf
 		synced = append(synced, inf.HasSynced)
-		f.Start(ctx.Done())
-		go func(tag string, inf cache.SharedIndexInformer) {
+		inf.Start(ctx)
+		go func() {
 			if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 				out.Write(record.Record{Kind: record.Setup, Tag: tag, Step: record.StepSynced, Value: "informer cache synced", Stats: counters.Stats()})
 			}
-		}(tag, inf)
+		}()
 	}
 
-	// 5. The writer, in standalone mode only: attached labs watch someone else's writes.
+	// 6. The writer, in standalone mode only: attached labs watch someone else's writes.
 	// writers counts the goroutines that still write records after ctx ends (the mutator's
 	// cancelled request is logged by the wire); step 6 waits for them, so that "stopped"
 	// really is the last record.
 	var writers sync.WaitGroup
 	if opts.kubeconfig == "" {
 		writers.Add(1)
-		go func() { defer writers.Done(); runMutator(ctx, cfg, opts.interval, out) }()
+		go func() { defer writers.Done(); runMutator(ctx, cfg, opts.kind, opts.interval, out) }()
 	}
 
 	// With -direct-list, one typed List(): what a controller's own List call sends, which is not
@@ -185,16 +195,16 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		go func() { defer writers.Done(); reportHealth(ctx, opts.healthEvery, out) }()
 	}
 
-	// 6. Run until Ctrl-C or -duration, then stop the informers (and klog's recording) before
+	// 7. Run until Ctrl-C or -duration, then stop the informers (and klog's recording) before
 	// the server, and say what each cache held: a reader can check it against a fresh LIST.
 	<-ctx.Done()
 	writers.Wait()
-	for _, f := range factories {
-		f.Shutdown()
+	for _, inf := range informers {
+		inf.Shutdown()
 	}
 	klogs.Stop() // what the stopping reflectors logged is recorded before "stopped"
-	for _, tag := range sortedTags(stores) {
-		out.Write(record.Record{Kind: record.Setup, Tag: tag, Step: record.StepStore, Value: "informer cache at stop", Items: storeItems(stores[tag])})
+	for _, tag := range sortedTags(informers) {
+		out.Write(record.Record{Kind: record.Setup, Tag: tag, Step: record.StepStore, Value: "informer cache at stop", Items: informers[tag].Items()})
 	}
 	if opts.healthEvery > 0 {
 		out.Write(record.Record{Kind: record.Setup, Step: record.StepHealth, Value: "at stop", Health: health()})
@@ -213,6 +223,7 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.StringVar(&o.name, "name", name, "the lab's name in its records")
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13)")
 	fs.StringVar(&o.gate, "watch-list", c.WatchList, "WatchListClient gate: on, off or default (client-go's own default)")
+	fs.StringVar(&o.kind, "kind", record.KindTypedConfigMaps, "the kind of informer: "+strings.Join(record.Kinds, ", "))
 	fs.DurationVar(&o.interval, "interval", 3*time.Second, "time between two writes of the mutator")
 	fs.IntVar(&o.informers, "informers", 2, "how many independent informer factories (A, B, C, ...; at most 26)")
 	fs.BoolVar(&o.quiet, "quiet", false, "record only setup lines and per-informer counts (requests, bytes): no wire decoding, for benchmarks")
@@ -235,6 +246,9 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	}
 	if o.directListAt != "synced" && o.directListAt != "start" {
 		return o, usageError{fmt.Errorf("-direct-list-at must be synced or start, got %q", o.directListAt)}
+	}
+	if !record.IsKind(o.kind) {
+		return o, usageError{fmt.Errorf("-kind must be one of %s, got %q", strings.Join(record.Kinds, ", "), o.kind)}
 	}
 	if o.interval <= 0 {
 		return o, usageError{fmt.Errorf("-interval must be positive, got %s", o.interval)}
@@ -318,49 +332,27 @@ func connect(ctx context.Context, o options, out *record.Writer, stderr io.Write
 		out.Setup("", record.StepServer, version, "attached")
 		return cfg, func() {}, nil
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, Progress: stderr, Wrap: logged})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, FeatureGates: record.KindServerGates(o.kind), Progress: stderr, Wrap: logged})
 	if err != nil {
 		return nil, nil, err
 	}
 	out.Setup("", record.StepServer, cp.ServerVersion, "envtest, binaries from "+cp.Assets)
+	if record.KindWatchesCRD(o.kind) {
+		// Attached, the harness installs it; alone, the lab's own server needs it.
+		cfg := rest.CopyConfig(cp.Config)
+		cfg.Wrap(logged)
+		if err := crd.Install(ctx, cfg); err != nil {
+			cp.Stop()
+			return nil, nil, err
+		}
+	}
 	return cp.Config, func() { cp.Stop() }, nil
 }
 
-func newFactory(base *rest.Config, tag, ns string, out *record.Writer, counters *wire.Counters, quiet bool) (informers.SharedInformerFactory, cache.SharedIndexInformer, error) {
-	cfg := rest.CopyConfig(base)
-	cfg.Wrap(wire.WrapCounting(tag, out, counters, quiet))
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
-	inf := f.Core().V1().ConfigMaps().Informer()
-	if quiet {
-		return f, inf, nil
-	}
-	handler := func(event string) func(obj interface{}) {
-		return func(obj interface{}) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			// NEVER modify objects from the store: it is a read-only, local cache.
-			if cm, ok := obj.(*corev1.ConfigMap); ok {
-				out.Write(record.Record{Kind: record.Handler, Tag: tag, Event: event, Namespace: cm.Namespace, Name: cm.Name, RV: cm.ResourceVersion})
-			}
-		}
-	}
-	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    handler("ADDED"),
-		UpdateFunc: func(_, obj interface{}) { handler("MODIFIED")(obj) },
-		DeleteFunc: handler("DELETED"),
-	})
-	return f, inf, err
-}
-
-func runMutator(ctx context.Context, base *rest.Config, interval time.Duration, out *record.Writer) {
+func runMutator(ctx context.Context, base *rest.Config, kind string, interval time.Duration, out *record.Writer) {
 	cfg := rest.CopyConfig(base)
 	cfg.Wrap(wire.Wrap(record.TagWriter, out))
-	cs, err := kubernetes.NewForConfig(cfg)
+	target, err := mutator.TargetFor(cfg, kind)
 	if err != nil {
 		out.Setup(record.TagWriter, record.StepFault, "mutator client", err.Error())
 		return
@@ -377,34 +369,20 @@ func runMutator(ctx context.Context, base *rest.Config, interval time.Duration, 
 		step := next()
 		rec := mutator.Record("default", step, "", nil)
 		out.Write(rec)
-		rv, err := mutator.Apply(ctx, cs, "default", step)
+		rv, err := target.Apply(ctx, "default", step)
 		if err != nil && ctx.Err() == nil {
 			out.Write(mutator.Record("default", step, rv, err))
 		}
 	}
 }
 
-func sortedTags(m map[string]cache.Store) []string {
+func sortedTags(m map[string]kind.Informer) []string {
 	tags := make([]string, 0, len(m))
 	for t := range m {
 		tags = append(tags, t)
 	}
 	sort.Strings(tags)
 	return tags
-}
-
-// storeItems lists a cache's objects by namespace/name with their rvs.
-func storeItems(s cache.Store) []record.Item {
-	items := []record.Item{}
-	for _, obj := range s.List() {
-		if cm, ok := obj.(*corev1.ConfigMap); ok {
-			items = append(items, record.Item{Namespace: cm.Namespace, Name: cm.Name, RV: cm.ResourceVersion})
-		}
-	}
-	sort.Slice(items, func(i, j int) bool {
-		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
-	})
-	return items
 }
 
 func reportHealth(ctx context.Context, every time.Duration, out *record.Writer) {

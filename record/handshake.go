@@ -94,6 +94,27 @@ func ExpectedShape(clientGate, serverGates, serverVersion string) string {
 	return ""
 }
 
+// KindExpectedShape is ExpectedShape for an informer kind (Kinds; "" is the typed default) of a
+// client-go version: a ListWatch that says it does not support watch-list semantics lists and
+// watches on a client-go that asks (v0.35+, k8s.io/client-go/tools/cache reflector.go,
+// NewReflectorWithOptions), whatever the gate.
+func KindExpectedShape(kind, clientGo, clientGate, serverGates, serverVersion string) string {
+	if kind == KindCustomListWatchOptOut && Minor(clientGo) >= 35 && clientGate != "" {
+		return ShapeListWatch
+	}
+	return ExpectedShape(clientGate, serverGates, serverVersion)
+}
+
+// Minor is the minor version of a client-go ("v0.35.10": 35) or Kubernetes ("v1.37.2", "1.37.2":
+// 37) version, 0 when version is not one.
+func Minor(version string) int {
+	var major, minor int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(version, "v"), "%d.%d", &major, &minor); err != nil {
+		return 0
+	}
+	return minor
+}
+
 // ServerStreams says whether kube-apiserver's WatchList gate is on: as set in --feature-gates,
 // else its default for the version (docs/upstream.md: alpha and off up to 1.31, beta and on in
 // 1.32, off again in 1.33, on from 1.34).

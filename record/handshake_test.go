@@ -60,3 +60,42 @@ func TestExpectedShape(t *testing.T) {
 		}
 	}
 }
+
+func TestKindExpectedShape(t *testing.T) {
+	tests := []struct{ kind, clientGo, gate, want string }{
+		{KindTypedConfigMaps, "v0.35.10", "on", ShapeStream},
+		{"", "v0.35.10", "on", ShapeStream}, // logs from before kinds
+		{KindCustomListWatch, "v0.35.10", "on", ShapeStream},
+		// the opt-out is read from v0.35 on; older reflectors do not ask
+		{KindCustomListWatchOptOut, "v0.35.10", "on", ShapeListWatch},
+		{KindCustomListWatchOptOut, "v0.37.2", "on", ShapeListWatch},
+		{KindCustomListWatchOptOut, "v0.34.13", "on", ShapeStream},
+		{KindCustomListWatchOptOut, "v0.34.13", "off", ShapeListWatch},
+		{KindCustomListWatchOptOut, "v0.35.10", "", ""},
+	}
+	for _, tt := range tests {
+		if got := KindExpectedShape(tt.kind, tt.clientGo, tt.gate, "", "v1.32.13"); got != tt.want {
+			t.Errorf("KindExpectedShape(%q, %q, %q): want %q, got %q", tt.kind, tt.clientGo, tt.gate, tt.want, got)
+		}
+	}
+}
+
+func TestKindNotApplicable(t *testing.T) {
+	for _, k := range Kinds {
+		if k != KindCBOR && KindNotApplicable(k, 31, 32) != "" {
+			t.Errorf("%s should run everywhere, got %q", k, KindNotApplicable(k, 31, 32))
+		}
+	}
+	if got := KindNotApplicable(KindCBOR, Minor("v0.31.14"), Minor("1.37.2")); got != "n/a: client-go v0.31 has no ClientsAllowCBOR gate (from v0.32)" {
+		t.Errorf("cbor on v0.31: got %q", got)
+	}
+	if got := KindNotApplicable(KindCBOR, 32, Minor("v1.31.14")); got != "n/a: kube-apiserver 1.31 has no CBORServingAndStorage gate (from 1.32)" {
+		t.Errorf("cbor on 1.31: got %q", got)
+	}
+	if got := KindNotApplicable(KindCBOR, 32, 32); got != "" {
+		t.Errorf("cbor v0.32 on 1.32: got %q", got)
+	}
+	if !IsKind(KindCR) || IsKind("typed") {
+		t.Error("IsKind")
+	}
+}

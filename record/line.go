@@ -47,7 +47,7 @@ func (r Record) Text() string {
 	case Mutator:
 		fmt.Fprintf(&b, "writing: %s %s", r.Event, r.Name)
 		if r.Event == WriteUpdate || r.Event == WriteCreate {
-			fmt.Fprintf(&b, " (data.tick=%d)", r.Tick)
+			fmt.Fprintf(&b, " (tick=%d)", r.Tick)
 		}
 		if r.RV != "" {
 			b.WriteString(" -> rv=" + r.RV)

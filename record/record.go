@@ -55,7 +55,7 @@ type Record struct {
 	RV          string            `json:"rv,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"` // bookmarks' annotations only
 	Items       []Item            `json:"items,omitempty"`       // LIST: the objects in the body
-	Tick        int               `json:"tick,omitempty"`        // MUTATOR: data.tick written
+	Tick        int               `json:"tick,omitempty"`        // MUTATOR: the tick written (a ConfigMap's data.tick, a Widget's spec.tick)
 
 	// Counts of one informer's traffic so far (SETUP synced and stopped), kept also in -quiet mode.
 	Stats *Stats `json:"stats,omitempty"`

@@ -14,7 +14,7 @@ func TestTextLines(t *testing.T) {
 		want string
 	}{
 		{Record{Kind: WatchEvent, Tag: "A", Event: "MODIFIED", Name: "lab-cm-1", RV: "521"}, "[WATCH-EVENT][A] type=MODIFIED name=lab-cm-1 rv=521"},
-		{Record{Kind: Mutator, Tag: "MUT", Event: "UPDATE", Name: "lab-cm-1", Tick: 8}, "[MUTATOR][MUT] writing: UPDATE lab-cm-1 (data.tick=8)"},
+		{Record{Kind: Mutator, Tag: "MUT", Event: "UPDATE", Name: "lab-cm-1", Tick: 8}, "[MUTATOR][MUT] writing: UPDATE lab-cm-1 (tick=8)"},
 		{Record{Kind: Handler, Tag: "A", Event: "MODIFIED", Name: "lab-cm-1", RV: "521"}, "[HANDLER][A] informer handler fired: event=MODIFIED name=lab-cm-1 rv=521"},
 		{Record{Kind: List, Tag: "A", RV: "413", Items: []Item{{Name: "a", RV: "1"}}}, "[LIST][A] initial LIST returned collection resourceVersion=413 items=1 [a]"},
 		{Record{Kind: HTTP, Tag: "A", Method: "GET", Path: "/api/v1/configmaps", Query: "limit=500&resourceVersion=0", Status: 200, ContentType: "application/json"},

@@ -1,6 +1,9 @@
 package record
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // The vocabulary of the records: the names every producer writes and every reader matches on.
 // A name is defined here once; labs, the harness and compare use these constants, never the
@@ -28,6 +31,7 @@ const (
 	StepSyncWait   = "sync-wait"     // harness, fault scenarios: Value: how long the informers were given to sync (a duration)
 	StepDirect     = "direct-list"   // Tag TagDirect: the lab's one typed List() outside its informers; Value: what it returned, or "failed" and Detail the error
 	StepKlog       = "klog"          // Tag: whose call it was, if known; Value: one line client-go logged through klog
+	StepKind       = "kind"          // Value: the informer kind (one of Kinds); Detail: what the lab set up for it
 )
 
 // Tags that are not informers.
@@ -108,3 +112,76 @@ const (
 	// v0.32/v0.33's List() requires (see docs/upstream.md).
 	AnnotationBlueprint = "kubernetes.io/initial-events-list-blueprint"
 )
+
+// Informer kinds: how a lab's informers are built (its -kind flag), each what a kind of
+// controller runs. KindTypedConfigMaps is the lab's original and make compare's default.
+const (
+	KindTypedConfigMaps = "typed-configmaps"   // a typed SharedInformerFactory on core/v1 ConfigMaps
+	KindSelector        = "selector"           // the same, with a label selector (SelectorLabel=SelectorValue)
+	KindMetadata        = "metadata"           // metadatainformer: PartialObjectMetadata of ConfigMaps
+	KindDynamicCRD      = "dynamic-crd"        // dynamicinformer on the lab's own custom resource (unstructured JSON)
+	KindCBOR            = "cbor"               // dynamic-crd with client-go's ClientsAllowCBOR and ClientsPreferCBOR gates on
+	KindCR              = "controller-runtime" // controller-runtime's cache (the manager's), the module's paired version
+	// KindCustomListWatch is a hand-written cache.ListWatch whose WatchFunc passes on only the
+	// options it knows (resourceVersion, timeoutSeconds), as many do.
+	KindCustomListWatch = "custom-listwatch"
+	// KindCustomListWatchOptOut is KindCustomListWatch that says it does not support watch-list
+	// semantics (IsWatchListSemanticsUnSupported, read by client-go v0.35+ reflectors): the fix.
+	KindCustomListWatchOptOut = "custom-listwatch-optout"
+)
+
+// Kinds lists the informer kinds in the order a matrix shows them.
+var Kinds = []string{KindTypedConfigMaps, KindSelector, KindMetadata, KindDynamicCRD, KindCR, KindCustomListWatch, KindCustomListWatchOptOut, KindCBOR}
+
+// The label every object the writer creates carries, and KindSelector's informers select on.
+const (
+	SelectorLabel = "app"
+	SelectorValue = "informer-lab"
+)
+
+// The lab's own custom resource, which KindDynamicCRD and KindCBOR watch (lab/crd defines it).
+const (
+	CRDGroup    = "informer-lab.dev"
+	CRDVersion  = "v1"
+	CRDResource = "widgets"
+	CRDKind     = "Widget"
+)
+
+// IsKind reports one of Kinds.
+func IsKind(name string) bool {
+	for _, k := range Kinds {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// KindWatchesCRD reports a kind whose informers watch the lab's custom resource, not ConfigMaps.
+func KindWatchesCRD(kind string) bool { return kind == KindDynamicCRD || kind == KindCBOR }
+
+// KindNotApplicable says why a kind cannot run with a client-go minor version (31 for v0.31)
+// against a kube-apiserver minor version (32 for 1.32), or "" when it can. Decided by the
+// gates of docs/upstream.md: ClientsAllowCBOR is in client-go from v0.32, and
+// CBORServingAndStorage in kube-apiserver from 1.32.
+func KindNotApplicable(kind string, clientMinor, serverMinor int) string {
+	if kind != KindCBOR {
+		return ""
+	}
+	switch {
+	case clientMinor > 0 && clientMinor < 32:
+		return fmt.Sprintf("n/a: client-go v0.%d has no ClientsAllowCBOR gate (from v0.32)", clientMinor)
+	case serverMinor > 0 && serverMinor < 32:
+		return fmt.Sprintf("n/a: kube-apiserver 1.%d has no CBORServingAndStorage gate (from 1.32)", serverMinor)
+	}
+	return ""
+}
+
+// KindServerGates are the kube-apiserver feature gates a kind needs on: CBOR serving is alpha
+// and off in every version this project runs (docs/upstream.md).
+func KindServerGates(kind string) string {
+	if kind == KindCBOR {
+		return "CBORServingAndStorage=true"
+	}
+	return ""
+}

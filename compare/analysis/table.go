@@ -147,6 +147,17 @@ func (r *Report) verdictColumns() []verdictColumn {
 		})})
 	} else {
 		cols = append(cols, verdictColumn{"expected\nby gates", expectedCell})
+		if r.Kind() != "" {
+			// An informer kind may not follow the protocol: say whether and when each synced.
+			cols = append(cols, verdictColumn{"synced", plain(func(l *LabReport) string {
+				return same(l, func(tag string) string {
+					if slices.Contains(l.Unsynced, tag) {
+						return r.syncedIn(l, tag)
+					}
+					return "yes"
+				})
+			})})
+		}
 	}
 	if r.hasSteady() && !fault {
 		cols = append(cols,
@@ -292,10 +303,18 @@ func (r *Report) rvsCell(l *LabReport) (string, []string) {
 
 func cacheCell(l *LabReport) (string, []string) {
 	var bad []string
+	checked := 0
 	for _, tag := range l.Tags {
-		if d := l.Caches[tag]; d != "" {
+		d, ok := l.Caches[tag]
+		if ok {
+			checked++
+		}
+		if d != "" {
 			bad = append(bad, tag+": "+d)
 		}
+	}
+	if checked == 0 {
+		return "-", nil // no informer synced: nothing to check
 	}
 	if len(bad) == 0 {
 		return "yes", nil
@@ -490,4 +509,15 @@ func (r *Report) syncedIn(l *LabReport, tag string) string {
 		return "never"
 	}
 	return "in " + ms(l.SyncTime[tag])
+}
+
+// Kind is the labs' informer kind when it is not the typed default (all labs of a run share
+// it), "" otherwise.
+func (r *Report) Kind() string {
+	for _, l := range r.Labs {
+		if l.Kind != "" && l.Kind != record.KindTypedConfigMaps {
+			return l.Kind
+		}
+	}
+	return ""
 }

@@ -48,6 +48,9 @@ func (r *Report) write(w io.Writer, detail bool) {
 	if r.Proxy != "" {
 		say("proxy: %s", r.Proxy)
 	}
+	if k := r.Kind(); k != "" {
+		say("informer kind: %s", k)
+	}
 	if len(names) == 0 {
 		fmt.Fprintf(w, "no labs\nVERDICT: fails\n")
 		return

@@ -12,25 +12,41 @@ import (
 
 // Cells returns one cell per lab of one analyzed run of scenario. Log and Run are left for the
 // caller (Result.Add fills them).
-func Cells(scenario string, rep *analysis.Report) []Cell {
+func Cells(scenario string, rep *analysis.Report) []Cell { return cells(scenario, rep, "") }
+
+// kindCells are the cells of a run of one informer kind in a grid with a kind axis: each cell
+// names its kind, and says whether its informers synced (as a fault scenario's do), since an
+// informer that never syncs is what such a grid shows, not a failed run.
+func kindCells(scenario, kind string, rep *analysis.Report) []Cell { return cells(scenario, rep, kind) }
+
+func cells(scenario string, rep *analysis.Report, kind string) []Cell {
 	server := ServerOf(rep).Name
 	seqs := steadySequences(rep)
+	// A run that gave its informers a limited wait (a fault scenario, an informer kind other
+	// than typed-configmaps) went on with what synced: an informer that did not is the
+	// verdict, its empty cache no lost data.
+	waited := rep.SyncWait > 0
 	var cells []Cell
 	for _, l := range rep.Labs {
-		c := Cell{Scenario: scenario, Server: server, Client: l.Name, Agrees: true, SyncMillis: syncMillis(l)}
+		c := Cell{Scenario: scenario, Server: server, Client: l.Name, Kind: kind, Agrees: true, SyncMillis: syncMillis(l)}
+		if waited {
+			c.SyncWait = rep.SyncWait.String()
+		}
+		if kind != "" || record.IsFaultScenario(scenario) {
+			c.Synced = len(l.Unsynced) == 0
+		}
 		switch {
 		case record.IsFaultScenario(scenario):
 			c.Verdict = faultVerdict(rep, l)
-			c.Synced = len(l.Unsynced) == 0
 		case scenario == record.ScenarioStartup:
-			c.Verdict, c.Expected, c.Agrees = startupVerdict(l)
+			c.Verdict, c.Expected, c.Agrees = startupVerdict(rep, l, kind != "")
 		case scenario == record.ScenarioDirect:
 			c.Verdict = "no direct List() recorded"
 			if l.Direct != nil {
 				c.Verdict = l.Direct.Label
 			}
 		case scenario == record.ScenarioSteady:
-			c.Verdict = steadyVerdict(l)
+			c.Verdict = steadyVerdict(rep, l)
 			if d := seqs.differs(l); d != "" {
 				c.SeqDiffers = true
 				c.Verdict += "; " + d
@@ -42,13 +58,16 @@ func Cells(scenario string, rep *analysis.Report) []Cell {
 		default:
 			c.Verdict = fmt.Sprintf("unknown scenario %q", scenario)
 		}
-		c.Lost = lost(l)
-		c.Problems = problems(rep, l)
+		c.Lost = lost(l, waited)
+		c.Problems = problems(rep, l, waited)
 		if rep.FreshList == nil {
 			c.Problems = append(c.Problems, "no fresh LIST in the run: caches not checked against the server")
 		}
 		if rep.Scenario != "" && rep.Scenario != scenario {
 			c.Problems = append(c.Problems, fmt.Sprintf("the run recorded scenario %s, not %s", rep.Scenario, scenario))
+		}
+		if kind != "" && l.Kind != kind && (l.Kind != "" || kind != record.KindTypedConfigMaps) {
+			c.Problems = append(c.Problems, fmt.Sprintf("the lab recorded informer kind %q, not %s", l.Kind, kind))
 		}
 		cells = append(cells, c)
 	}
@@ -88,14 +107,7 @@ func unsynced(l *analysis.LabReport, tag string) bool { return slices.Contains(l
 // along: did each informer sync, after how long, with which requests; and what the lab's direct
 // List() did. "not synced after T" is a hang to the user, whatever would come later.
 func faultVerdict(rep *analysis.Report, l *analysis.LabReport) string {
-	v := perTag(l, func(tag string) string {
-		h := l.Sync[tag]
-		seq := Sequence(h.Requests)
-		if unsynced(l, tag) {
-			return fmt.Sprintf("not synced after %s: %s", orWait(rep.SyncWait), seq)
-		}
-		return "synced: " + seq // how long it took is the cell's SyncMillis: cells alike read alike
-	})
+	v := perTag(l, func(tag string) string { return syncedText(rep, l, tag, Sequence(l.Sync[tag].Requests)) })
 	switch d := l.Direct; {
 	case d == nil:
 	case !d.Returned || strings.Contains(d.Result, "context canceled"): // still waiting when the lab stopped
@@ -104,6 +116,16 @@ func faultVerdict(rep *analysis.Report, l *analysis.LabReport) string {
 		v += "; List(): " + d.Label
 	}
 	return v
+}
+
+// syncedText says whether an informer synced, before what it did: "synced: TEXT", or "not
+// synced after T: TEXT" (T: the run's sync wait). How long a sync took is the cell's
+// SyncMillis, so that cells alike read alike.
+func syncedText(rep *analysis.Report, l *analysis.LabReport, tag, text string) string {
+	if unsynced(l, tag) {
+		return fmt.Sprintf("not synced after %s: %s", orWait(rep.SyncWait), text)
+	}
+	return "synced: " + text
 }
 
 // Sequence spells an informer's requests in order, a run of the same request once with its
@@ -134,15 +156,19 @@ func orWait(d time.Duration) string {
 	return d.String()
 }
 
-// startupVerdict is the handshake label, the shape the gates imply and whether they agree.
-func startupVerdict(l *analysis.LabReport) (verdict, expected string, agrees bool) {
+// startupVerdict is the handshake label, the shape the gates imply and whether they agree; with
+// synced, each informer's label says whether it synced, as a fault scenario's do.
+func startupVerdict(rep *analysis.Report, l *analysis.LabReport, synced bool) (verdict, expected string, agrees bool) {
 	agrees = true
 	verdict = perTag(l, func(tag string) string {
 		h := l.Sync[tag]
 		if l.Want != "" && (h.Shape != l.Want || unsynced(l, tag)) {
 			agrees = false
 		}
-		if unsynced(l, tag) {
+		switch {
+		case synced:
+			return syncedText(rep, l, tag, h.Label)
+		case unsynced(l, tag):
 			return h.Label + ", never synced"
 		}
 		return h.Label
@@ -151,10 +177,12 @@ func startupVerdict(l *analysis.LabReport) (verdict, expected string, agrees boo
 }
 
 // steadyVerdict compares each informer's steady events with the harness's writes.
-func steadyVerdict(l *analysis.LabReport) string {
+func steadyVerdict(rep *analysis.Report, l *analysis.LabReport) string {
 	return perTag(l, func(tag string) string {
 		w := l.Watchers[tag]
 		switch {
+		case unsynced(l, tag) && rep.SyncWait > 0:
+			return fmt.Sprintf("not synced after %s", rep.SyncWait)
 		case unsynced(l, tag):
 			return "never synced"
 		case w.Mismatch != "":
@@ -355,10 +383,15 @@ func mergePatterns(l *analysis.LabReport, pats map[string]pattern, none string, 
 	return strings.Join(append(out, never...), "; ")
 }
 
-// lost gathers the informers' cache differences from the fresh LIST.
-func lost(l *analysis.LabReport) string {
+// lost gathers the informers' cache differences from the fresh LIST. After a limited wait
+// (waited) the cache of an informer that never synced is not checked: it is empty because it
+// never synced, which the verdict says, not because it lost data.
+func lost(l *analysis.LabReport, waited bool) string {
 	var parts []string
 	for _, tag := range l.Tags {
+		if waited && unsynced(l, tag) {
+			continue
+		}
 		if d := l.Caches[tag]; d != "" {
 			parts = append(parts, tag+": "+d)
 		}
@@ -366,9 +399,12 @@ func lost(l *analysis.LabReport) string {
 	return strings.Join(parts, "; ")
 }
 
-// problems are the report's failures about this lab, without the lab's name, and those about the
-// whole run (no lab named), marked "run:".
-func problems(rep *analysis.Report, l *analysis.LabReport) []string {
+// problems are the report's failures about this lab, without the lab's name, a harness fault
+// that names this lab alone (whole), and those about the whole run (no lab named), marked "run:". After a limited wait (waited) an informer that did
+// not sync is the verdict: what compare says about it (never synced, its handshake against the
+// gates, its steady events, its cache) is left out, as compare leaves it out in a fault
+// scenario; a startup cell still says the handshake is not the one the gates imply (Agrees).
+func problems(rep *analysis.Report, l *analysis.LabReport, waited bool) []string {
 	var out []string
 	for _, f := range rep.Failures {
 		owner := ""
@@ -378,15 +414,58 @@ func problems(rep *analysis.Report, l *analysis.LabReport) []string {
 				break
 			}
 		}
-		switch owner {
-		case l.Name:
-			f = strings.Replace(f, l.Name+": ", "", 1)
+		harness := ""
+		if owner == "" {
+			harness = namedLab(rep, f) // e.g. the harness's "lab stop client-v031-on did not stop …"
+		}
+		switch {
+		case harness == l.Name:
 			out = append(out, f)
-		case "":
+		case harness != "":
+		case owner == l.Name:
+			f = strings.Replace(f, l.Name+": ", "", 1)
+			if waited && slices.ContainsFunc(l.Unsynced, func(tag string) bool {
+				return f == tag+" never synced" || strings.HasPrefix(f, tag+": ")
+			}) {
+				continue // its handshake is the startup verdict, its steady events and cache none
+			}
+			out = append(out, f)
+		case owner == "":
 			out = append(out, "run: "+f)
 		}
 	}
 	return out
+}
+
+// namedLab is the one lab of the run a harness fault names (as a whole word), "" when it names
+// none or several: such a fault concerns that lab, not the whole run.
+func namedLab(rep *analysis.Report, f string) string {
+	if !strings.HasPrefix(f, "fault recorded: harness: ") {
+		return ""
+	}
+	named := ""
+	for _, l := range rep.Labs {
+		for rest := f; ; {
+			i := strings.Index(rest, l.Name)
+			if i < 0 {
+				break
+			}
+			end := i + len(l.Name)
+			if (i == 0 || !isNameByte(rest[i-1])) && (end == len(rest) || !isNameByte(rest[end])) {
+				if named != "" && named != l.Name {
+					return ""
+				}
+				named = l.Name
+				break
+			}
+			rest = rest[end:]
+		}
+	}
+	return named
+}
+
+func isNameByte(b byte) bool {
+	return b == '-' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
 }
 
 // sequences are the steady event sequences of a run's watchers, for finding the odd ones out.
@@ -404,6 +483,9 @@ func steadySequences(rep *analysis.Report) sequences {
 	total := 0
 	for _, l := range rep.Labs {
 		for _, tag := range l.Tags {
+			if unsynced(l, tag) {
+				continue // no steady phase: it saw none of the writes, which its verdict says
+			}
 			var evs []string
 			for _, e := range l.Watchers[tag].Events {
 				evs = append(evs, record.EventLine(e.Event, e.Namespace, e.Name, e.RV))
@@ -426,6 +508,9 @@ func steadySequences(rep *analysis.Report) sequences {
 // differs says how the lab's sequences differ from the run's reference sequence, "" when not.
 func (s sequences) differs(l *analysis.LabReport) string {
 	for _, tag := range l.Tags {
+		if unsynced(l, tag) {
+			continue
+		}
 		evs := s.byWatcher[watcherKey(l.Name, tag)]
 		if !s.hasRef {
 			return "no event sequence shared by most watchers of the run"

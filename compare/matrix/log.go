@@ -24,14 +24,25 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 	}
 	line("informer-lab matrix cell: %s, scenario %s, server %s", lab.Name, scenario, srv.Name)
 	line("client-go %s, WatchListClient %s (%s)", orQ(lab.ClientGo), orQ(lab.Gate), orQ(lab.GateHow))
+	if lab.Kind != "" {
+		line("informer kind: %s", lab.Kind)
+	}
+	if rep.SyncWait > 0 {
+		line("sync wait: %s (informers not synced by then are reported as not synced, the run went on)", rep.SyncWait)
+	}
 	if rep.Proxy != "" {
 		line("proxy: %s", rep.Proxy)
 	}
 	if rep.Injected != "" {
 		line("fault injected by the harness: %s", rep.Injected)
 	}
-	// The run directory's last two parts (<scenario>/<server>): no local path in published logs.
-	line("run: %s", filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(rep.Dir)), filepath.Base(rep.Dir))))
+	// The run directory's last two parts (<scenario>/<server>; with a kind axis three,
+	// <scenario>/<server>/<kind>): no local path in published logs.
+	run := filepath.Join(filepath.Base(filepath.Dir(rep.Dir)), filepath.Base(rep.Dir))
+	if lab.Kind != "" && filepath.Base(rep.Dir) == lab.Kind {
+		run = filepath.Join(filepath.Base(filepath.Dir(filepath.Dir(rep.Dir))), run)
+	}
+	line("run: %s", filepath.ToSlash(run))
 
 	section := func(title string, lines []string) {
 		line("\n== %s ==", title)
@@ -53,10 +64,13 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 	}
 
 	var caches []string
+	waited := rep.SyncWait > 0
 	for _, tag := range lab.Tags {
 		switch d, ok := lab.Caches[tag]; {
 		case rep.FreshList == nil:
 			caches = append(caches, tag+": not checked (no fresh LIST)")
+		case waited && unsynced(lab, tag):
+			caches = append(caches, fmt.Sprintf("%s: not checked (not synced after %s)", tag, rep.SyncWait))
 		case !ok:
 			caches = append(caches, tag+": not checked (never synced)")
 		case d == "":
@@ -66,7 +80,7 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 		}
 	}
 	section("cache at stop vs fresh LIST", caches)
-	probs := problems(rep, lab)
+	probs := problems(rep, lab, waited)
 	if len(probs) == 0 {
 		probs = []string{"none"}
 	}

@@ -33,9 +33,11 @@ type extra struct {
 func extras(c *Cell) []extra {
 	var out []extra
 	switch {
-	case record.IsFaultScenario(c.Scenario) && c.Synced:
+	case c.NotApplicable:
+		return nil
+	case (record.IsFaultScenario(c.Scenario) || c.Scenario == record.ScenarioStartup) && c.Synced:
 		out = append(out, extra{text: fmt.Sprintf("in %s", time.Duration(c.SyncMillis)*time.Millisecond)})
-	case c.Scenario == record.ScenarioStartup:
+	case c.Scenario == record.ScenarioStartup && c.SyncWait == "":
 		out = append(out, extra{text: fmt.Sprintf("%d ms", c.SyncMillis)})
 	case record.IsRecovery(c.Scenario):
 		if c.RecoverMillis != nil {
@@ -100,30 +102,89 @@ func (r *Result) header() (facts, versions string) {
 	for _, s := range r.Servers {
 		servers = append(servers, s.Name)
 	}
-	return facts, "client-go " + strings.Join(gos, ", ") + "; kube-apiserver " + strings.Join(servers, ", ")
+	versions = "client-go " + strings.Join(gos, ", ") + "; kube-apiserver " + strings.Join(servers, ", ")
+	if len(r.Kinds) > 0 {
+		versions += "; informer kinds " + strings.Join(r.Kinds, ", ")
+	}
+	return facts, versions
+}
+
+// table is one table of the grid: one scenario and its columns, the servers; in a grid with a
+// kind axis, one table per scenario and server, its columns the kinds.
+type table struct {
+	scenario, title string
+	cols            []column
+}
+
+// column is one column of a table: its head in Markdown and on a terminal, and its cells.
+type column struct {
+	md, term string
+	cell     func(client string) *Cell
+}
+
+func (r *Result) tables() []table {
+	var out []table
+	if len(r.Kinds) == 0 {
+		heads, _ := serverHeads(r.Servers)
+		for _, sc := range r.Scenarios {
+			t := table{scenario: sc, title: sc}
+			for i, s := range r.Servers {
+				t.cols = append(t.cols, column{md: s.Name, term: heads[i], cell: func(cl string) *Cell { return r.Cell(sc, s.Name, cl) }})
+			}
+			out = append(out, t)
+		}
+		return out
+	}
+	for _, sc := range r.Scenarios {
+		for _, s := range r.Servers {
+			t := table{scenario: sc, title: sc + " · " + s.Name}
+			for _, k := range r.Kinds {
+				t.cols = append(t.cols, column{md: k, term: kindHead(k), cell: func(cl string) *Cell { return r.KindCell(sc, s.Name, k, cl) }})
+			}
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Markdown writes the matrix as Markdown: a header, one table per scenario (rows: clients,
-// columns: servers, each cell linked to its log) and the findings.
+// columns: servers, each cell linked to its log) and the findings. A grid with a kind axis has
+// one table per scenario and server, its columns the kinds, and says what each kind is.
 func (r *Result) Markdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	facts, versions := r.header()
-	ew.printf("# informer-lab matrix\n\n%s\n\n%s\n\n", facts, versions)
-	ew.printf("Rows: a lab module with its WatchListClient gate (\"default\": client-go's own default). Columns: kube-apiserver version and feature gates. Each cell links to its normalized log.\n")
-	for _, sc := range r.Scenarios {
-		ew.printf("\n## %s\n\n", sc)
-		if doc := r.doc(sc); doc != "" {
+	title := "informer-lab matrix"
+	if len(r.Kinds) > 0 {
+		title += ": informer kinds"
+	}
+	ew.printf("# %s\n\n%s\n\n", title, facts)
+	if r.Command != "" {
+		ew.printf("Made by `%s`, from the run's own logs.\n\n", r.Command)
+	}
+	ew.printf("%s\n\n", versions)
+	if len(r.Kinds) == 0 {
+		ew.printf("Rows: a lab module with its WatchListClient gate (\"default\": client-go's own default). Columns: kube-apiserver version and feature gates. Each cell links to its normalized log.\n")
+	} else {
+		ew.printf("%s\n\n", kindsIntro)
+		ew.printf("| kind | the lab's two informers (A, B) |\n| --- | --- |\n")
+		for _, k := range r.Kinds {
+			ew.printf("| %s | %s |\n", k, mdEscape(orQ(KindDoc[k])))
+		}
+	}
+	for _, t := range r.tables() {
+		ew.printf("\n## %s\n\n", t.title)
+		if doc := r.doc(t.scenario); doc != "" {
 			ew.printf("%s\n\n", doc)
 		}
 		row := []string{"client"}
-		for _, s := range r.Servers {
-			row = append(row, mdEscape(s.Name))
+		for _, c := range t.cols {
+			row = append(row, mdEscape(c.md))
 		}
 		ew.printf("| %s |\n|%s\n", strings.Join(row, " | "), strings.Repeat(" --- |", len(row)))
 		for _, cl := range r.Clients {
 			row := []string{mdEscape(cl.Label())}
-			for _, s := range r.Servers {
-				row = append(row, mdCell(r.Cell(sc, s.Name, cl.Name)))
+			for _, c := range t.cols {
+				row = append(row, mdCell(c.cell(cl.Name)))
 			}
 			ew.printf("| %s |\n", strings.Join(row, " | "))
 		}
@@ -192,13 +253,17 @@ func (r *Result) Terminal(w io.Writer, color bool) error {
 	facts, versions := r.header()
 	say("informer-lab matrix · " + facts)
 	say(versions)
-	heads, gated := serverHeads(r.Servers)
-	for _, g := range gated {
-		say(g)
+	if len(r.Kinds) == 0 {
+		_, gated := serverHeads(r.Servers)
+		for _, g := range gated {
+			say(g)
+		}
+	} else if l := kindHeadLegend(r.Kinds); l != "" {
+		say(l)
 	}
-	for _, sc := range r.Scenarios {
-		ew.printf("\n== %s ==\n", sc)
-		g := r.grid(sc, heads)
+	for _, t := range r.tables() {
+		ew.printf("\n== %s ==\n", t.title)
+		g := r.grid(t)
 		for _, line := range g.lines(color) {
 			ew.printf("%s\n", line)
 		}
@@ -258,13 +323,16 @@ type gridCell struct {
 	alert bool
 }
 
-func (r *Result) grid(scenario string, heads []string) grid {
-	g := grid{scenario: scenario, heads: append([]string{"client"}, heads...)}
+func (r *Result) grid(t table) grid {
+	g := grid{scenario: t.scenario, heads: []string{"client"}}
+	for _, c := range t.cols {
+		g.heads = append(g.heads, c.term)
+	}
 	index := map[string]int{}
 	for _, cl := range r.Clients {
 		row := []gridCell{{text: cl.Label()}}
-		for _, s := range r.Servers {
-			c := r.Cell(scenario, s.Name, cl.Name)
+		for _, col := range t.cols {
+			c := col.cell(cl.Name)
 			if c == nil {
 				row = append(row, gridCell{text: "–"})
 				continue
@@ -288,7 +356,8 @@ func (r *Result) grid(scenario string, heads []string) grid {
 func termCell(c *Cell, code string) gridCell {
 	cell := gridCell{text: code}
 	switch {
-	case c.Scenario == record.ScenarioStartup, record.IsFaultScenario(c.Scenario) && c.Synced:
+	case c.NotApplicable:
+	case c.Scenario == record.ScenarioStartup && (c.Synced || c.SyncWait == ""), record.IsFaultScenario(c.Scenario) && c.Synced:
 		cell.text += " " + shortSync(c.SyncMillis)
 	case record.IsRecovery(c.Scenario):
 		if c.RecoverMillis != nil {
@@ -454,7 +523,12 @@ type finding struct {
 // sequences that differ within a run, and the remaining failures compare reported.
 func (r *Result) findings() []finding {
 	var out []finding
-	where := func(c *Cell) string { return c.Scenario + " · " + c.Server + " · " + c.Client }
+	where := func(c *Cell) string {
+		if c.Kind != "" {
+			return c.Scenario + " · " + c.Server + " · " + c.Kind + " · " + c.Client
+		}
+		return c.Scenario + " · " + c.Server + " · " + c.Client
+	}
 	r.eachCell(func(c *Cell) {
 		if !c.Agrees {
 			out = append(out, finding{fmt.Sprintf("%s: expected %s, saw %s", where(c), c.Expected, c.Verdict), true, "⚠"})
@@ -481,18 +555,29 @@ func (r *Result) findings() []finding {
 		}
 	})
 	if len(out) == 0 {
-		out = append(out, finding{text: fmt.Sprintf("None: all %d cells agree with what the gates imply, no data lost, every steady sequence alike, every run completed, no failure reported.", len(r.Cells))})
+		na := 0
+		for _, c := range r.Cells {
+			if c.NotApplicable {
+				na++
+			}
+		}
+		text := fmt.Sprintf("None: all %d cells agree with what the gates imply, no data lost, every steady sequence alike, every run completed, no failure reported.", len(r.Cells)-na)
+		if na > 0 {
+			text += fmt.Sprintf(" %s not applicable (n/a), not run.", plural(na, "more cell"))
+		}
+		out = append(out, finding{text: text})
 	}
 	return out
 }
 
-// eachCell visits the cells in table order: scenario, client, server; then any cell outside it.
+// eachCell visits the cells in table order: scenario, client, server (with a kind axis:
+// scenario, server, client, kind); then any cell outside it.
 func (r *Result) eachCell(f func(*Cell)) {
 	seen := map[string]bool{}
-	for _, sc := range r.Scenarios {
+	for _, t := range r.tables() {
 		for _, cl := range r.Clients {
-			for _, s := range r.Servers {
-				if c := r.Cell(sc, s.Name, cl.Name); c != nil {
+			for _, col := range t.cols {
+				if c := col.cell(cl.Name); c != nil && !seen[c.Key()] {
 					seen[c.Key()] = true
 					f(c)
 				}

@@ -39,6 +39,12 @@ type Result struct {
 	// Docs says what a scenario of the fault family did, as the harness recorded it: which
 	// report its fault reproduces. The other scenarios' tables are described by this package.
 	Docs map[string]string `json:"docs,omitempty"`
+	// Kinds is the informer-kind axis (record.Kinds, in the order asked) of a grid that has one:
+	// each scenario then has one table per server, a column per kind, and every cell names its
+	// kind. Empty: every cell is the typed-configmaps kind (make matrix's default grid).
+	Kinds []string `json:"kinds,omitempty"`
+	// Command is how the grid was made, e.g. "make matrix KINDS=all", when the maker says so.
+	Command string `json:"command,omitempty"`
 }
 
 // Client is one row: a lab module with one WatchListClient gate setting.
@@ -63,7 +69,13 @@ type Cell struct {
 	Scenario string `json:"scenario"`
 	Server   string `json:"server"` // Server.Name
 	Client   string `json:"client"` // Client.Name
-	Verdict  string `json:"verdict"`
+	// Kind is the informer kind (record.Kinds) in a grid with a kind axis; "" is
+	// typed-configmaps, the only kind of a grid without one.
+	Kind    string `json:"kind,omitempty"`
+	Verdict string `json:"verdict"`
+	// NotApplicable says the kind cannot run with this client-go against this server
+	// (record.KindNotApplicable): the verdict says why ("n/a: …") and the lab was not started.
+	NotApplicable bool `json:"notApplicable,omitempty"`
 	// Expected is the startup handshake the gates imply (record.ExpectedShape), "" in other scenarios or
 	// when the gate is unknown; Agrees says the verdict is it (true without an expectation).
 	Expected string `json:"expected,omitempty"`
@@ -77,8 +89,13 @@ type Cell struct {
 	Problems   []string `json:"problems,omitempty"`   // the run's failures that concern this client (and those of the whole run)
 	SeqDiffers bool     `json:"seqDiffers,omitempty"` // steady: its event sequence differs from the other cells of the run
 	SyncMillis int64    `json:"syncMillis"`           // initial sync: first request to the sync point on the wire (LIST read, or end bookmark), slowest informer
-	// Synced says, in a fault scenario, that every informer synced within the run's sync wait.
+	// Synced says, in a fault scenario and in a grid with a kind axis, that every informer
+	// synced (within the run's sync wait, when it had one).
 	Synced bool `json:"synced,omitempty"`
+	// SyncWait is how long the run gave the informers to sync before it went on with what synced
+	// (fault scenarios, informer kinds other than typed-configmaps), e.g. "1m0s"; "" when the run
+	// required every informer to sync.
+	SyncWait string `json:"syncWait,omitempty"`
 	// RecoverMillis is, in restart and expired, the time from the harness's "recovered" record to
 	// the slowest informer being back in sync (negative: back before the harness recorded it);
 	// absent when not measured or never back.
@@ -87,8 +104,23 @@ type Cell struct {
 	Run           string `json:"run,omitempty"` // the run directory, relative to the result file
 }
 
-// Key identifies a cell across results.
-func (c Cell) Key() string { return c.Scenario + " | " + c.Server + " | " + c.Client }
+// Key identifies a cell across results; the kind is part of it when it is not typed-configmaps,
+// so that a grid without a kind axis and the typed-configmaps column of one compare alike.
+func (c Cell) Key() string {
+	k := c.Scenario + " | " + c.Server + " | " + c.Client
+	if kind := c.KindName(); kind != record.KindTypedConfigMaps {
+		k += " | " + kind
+	}
+	return k
+}
+
+// KindName is the cell's informer kind, typed-configmaps when it names none.
+func (c Cell) KindName() string {
+	if c.Kind == "" {
+		return record.KindTypedConfigMaps
+	}
+	return c.Kind
+}
 
 // New starts a result dated now on this host.
 func New(now time.Time) *Result {
@@ -102,7 +134,24 @@ const LogSuffix = ".cell.log"
 // clients and one cell per lab. run is the run directory relative to the result file; the cells'
 // logs are expected at run/<lab>.cell.log (WriteCellLogs writes them).
 func (r *Result) Add(scenario string, rep *analysis.Report, run string) {
-	srv := ServerOf(rep)
+	r.add(scenario, "", ServerOf(rep), rep, run)
+}
+
+// AddKind adds one analyzed run of an informer kind to a grid with a kind axis (r.Kinds), under
+// the server column srv: the run's server may have had more feature gates, those the kind needs
+// (record.KindServerGates), which its cells' logs name. Every cell says whether its informers
+// synced, the way a fault scenario's cells do, whatever the kind.
+func (r *Result) AddKind(scenario, kind string, srv Server, rep *analysis.Report, run string) {
+	r.add(scenario, kind, srv, rep, run)
+}
+
+// AddNotApplicable adds the cell of a client that was not started for a kind on a server:
+// reason says why (record.KindNotApplicable, "n/a: …").
+func (r *Result) AddNotApplicable(scenario, kind, server, client, reason string) {
+	r.Cells = append(r.Cells, Cell{Scenario: scenario, Server: server, Client: client, Kind: kind, Verdict: reason, NotApplicable: true, Agrees: true})
+}
+
+func (r *Result) add(scenario, kind string, srv Server, rep *analysis.Report, run string) {
 	if !slices.ContainsFunc(r.Servers, func(s Server) bool { return s.Name == srv.Name }) {
 		r.Servers = append(r.Servers, srv)
 	}
@@ -120,7 +169,12 @@ func (r *Result) Add(scenario string, rep *analysis.Report, run string) {
 			r.Clients = append(r.Clients, ClientOf(l))
 		}
 	}
-	for _, c := range Cells(scenario, rep) {
+	cells := Cells(scenario, rep)
+	if kind != "" {
+		cells = kindCells(scenario, kind, rep)
+	}
+	for _, c := range cells {
+		c.Server = srv.Name
 		if run != "" {
 			c.Run = run
 			c.Log = path.Join(run, c.Client+LogSuffix)
@@ -173,10 +227,15 @@ func (c Client) Label() string {
 	return s
 }
 
-// Cell returns the cell of a scenario, server and client, or nil.
+// Cell returns the typed-configmaps cell of a scenario, server and client, or nil.
 func (r *Result) Cell(scenario, server, client string) *Cell {
+	return r.KindCell(scenario, server, record.KindTypedConfigMaps, client)
+}
+
+// KindCell returns the cell of a scenario, server, informer kind and client, or nil.
+func (r *Result) KindCell(scenario, server, kind, client string) *Cell {
 	for i := range r.Cells {
-		if c := &r.Cells[i]; c.Scenario == scenario && c.Server == server && c.Client == client {
+		if c := &r.Cells[i]; c.Scenario == scenario && c.Server == server && c.Client == client && c.KindName() == kind {
 			return c
 		}
 	}

@@ -27,7 +27,6 @@ import (
 	"informer-lab/lab/reaper"
 	"informer-lab/record"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -81,12 +80,12 @@ func attached(t *testing.T, bin, pinned string) {
 		t.Fatal(err)
 	}
 	defer cp.Stop()
-	cs, err := kubernetes.NewForConfig(cp.Config)
+	cms, err := mutator.TargetFor(cp.Config, record.KindTypedConfigMaps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []mutator.Step{{Op: mutator.Create, Name: "seed-1", Tick: 1}, {Op: mutator.Create, Name: "seed-2", Tick: 2}} {
-		if _, err := mutator.Apply(ctx, cs, "default", s); err != nil {
+		if _, err := cms.Apply(ctx, "default", s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,7 +101,7 @@ func attached(t *testing.T, bin, pinned string) {
 		{Op: mutator.Delete, Name: "lab-cm-1", Tick: 7}, {Op: mutator.Delete, Name: "lab-cm-2", Tick: 8},
 	}
 	for _, s := range steps {
-		if _, err := mutator.Apply(ctx, cs, "default", s); err != nil {
+		if _, err := cms.Apply(ctx, "default", s); err != nil {
 			t.Fatal(err)
 		}
 	}

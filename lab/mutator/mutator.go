@@ -1,22 +1,25 @@
-// Package mutator is the single writer: it creates, patches and deletes ConfigMaps, so that
-// every watcher has the same writes to report.
+// Package mutator is the single writer: it creates, patches and deletes ConfigMaps (or the lab's
+// Widgets), so that every watcher has the same writes to report.
 package mutator
 
 import (
 	"context"
 	"fmt"
 	"math/rand"
+	"sort"
 	"strconv"
 
 	"informer-lab/record"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
-// Op is a write: CREATE, UPDATE (a merge patch of data.tick) or DELETE.
+// Op is a write: CREATE, UPDATE (a merge patch of data.tick, or a Widget's spec.tick) or DELETE.
 type Op string
 
 const (
@@ -99,42 +102,127 @@ func Script(seed int64, min int) []Step {
 	return steps
 }
 
+// Target is the resource the writer writes: core/v1 ConfigMaps, or the lab's own Widgets
+// (lab/crd). One code path, the dynamic client's, writes both, so the script means the same
+// writes whatever the informers watch.
+type Target struct {
+	GVR   schema.GroupVersionResource
+	kind  string // the objects' kind
+	field string // where the tick goes: a ConfigMap's data, a Widget's spec
+	dyn   dynamic.Interface
+	raw   rest.Interface
+}
+
+// ConfigMaps and Widgets are the two resources a writer can write.
+var (
+	ConfigMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	Widgets    = schema.GroupVersionResource{Group: record.CRDGroup, Version: record.CRDVersion, Resource: record.CRDResource}
+)
+
+// TargetFor is the writer of the resource kind watches (record.KindWatchesCRD).
+func TargetFor(cfg *rest.Config, kind string) (*Target, error) {
+	t := &Target{GVR: ConfigMaps, kind: "ConfigMap", field: "data"}
+	if record.KindWatchesCRD(kind) {
+		t.GVR, t.kind, t.field = Widgets, record.CRDKind, "spec"
+	}
+	var err error
+	if t.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("writer for %s: %w", t.GVR.Resource, err)
+	}
+	// The dynamic client's Delete drops the response body, which is the deleted object stamped
+	// with the deletion's resourceVersion: the rv watchers see on DELETED. A REST client with
+	// the dynamic client's own configuration keeps it.
+	if t.raw, err = rest.UnversionedRESTClientFor(dynamic.ConfigFor(cfg)); err != nil {
+		return nil, fmt.Errorf("writer for %s: %w", t.GVR.Resource, err)
+	}
+	return t, nil
+}
+
+// Object is a new object of the target's kind named name in ns, labelled with
+// record.SelectorLabel (the selector kind's informers select on it) when labelled is true,
+// holding fields (data.tick or spec.tick).
+func (t *Target) Object(ns, name string, labelled bool, fields map[string]string) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	obj.SetAPIVersion(t.GVR.GroupVersion().String())
+	obj.SetKind(t.kind)
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	if labelled {
+		obj.SetLabels(map[string]string{record.SelectorLabel: record.SelectorValue})
+	}
+	values := map[string]any{}
+	for k, v := range fields {
+		values[k] = v
+	}
+	obj.Object[t.field] = values
+	return obj
+}
+
+// Create makes obj and returns its resourceVersion.
+func (t *Target) Create(ctx context.Context, obj *unstructured.Unstructured) (string, error) {
+	got, err := t.dyn.Resource(t.GVR).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("create %s %s/%s: %w", t.kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return got.GetResourceVersion(), nil
+}
+
 // Apply makes one write in namespace ns and returns the resourceVersion the apiserver gave it
 // (for a DELETE, the rv of the deletion, which watchers see on their DELETED event).
-func Apply(ctx context.Context, cs kubernetes.Interface, ns string, s Step) (string, error) {
-	cms := cs.CoreV1().ConfigMaps(ns)
+func (t *Target) Apply(ctx context.Context, ns string, s Step) (string, error) {
+	res := t.dyn.Resource(t.GVR).Namespace(ns)
 	switch s.Op {
 	case Create:
-		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: s.Name, Labels: map[string]string{"app": "informer-lab"}},
-			Data:       map[string]string{"tick": strconv.Itoa(s.Tick)},
-		}
-		got, err := cms.Create(ctx, cm, metav1.CreateOptions{})
-		if err != nil {
-			return "", fmt.Errorf("create %s/%s: %w", ns, s.Name, err)
-		}
-		return got.ResourceVersion, nil
+		return t.Create(ctx, t.Object(ns, s.Name, true, map[string]string{"tick": strconv.Itoa(s.Tick)}))
 	case Update:
-		patch := fmt.Sprintf(`{"data":{"tick":%q}}`, strconv.Itoa(s.Tick))
-		got, err := cms.Patch(ctx, s.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		patch := fmt.Sprintf(`{%q:{"tick":%q}}`, t.field, strconv.Itoa(s.Tick))
+		got, err := res.Patch(ctx, s.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 		if err != nil {
-			return "", fmt.Errorf("patch %s/%s: %w", ns, s.Name, err)
+			return "", fmt.Errorf("patch %s %s/%s: %w", t.kind, ns, s.Name, err)
 		}
-		return got.ResourceVersion, nil
+		return got.GetResourceVersion(), nil
 	case Delete:
-		// The typed client's Delete drops the response body, but the body is the deleted
-		// object stamped with the deletion's resourceVersion: the rv watchers see on DELETED.
-		obj, err := cs.CoreV1().RESTClient().Delete().Namespace(ns).Resource("configmaps").Name(s.Name).
-			Body(&metav1.DeleteOptions{}).Do(ctx).Get()
+		body, err := t.raw.Delete().AbsPath(t.path(ns), s.Name).Body(&metav1.DeleteOptions{}).Do(ctx).Raw()
 		if err != nil {
-			return "", fmt.Errorf("delete %s/%s: %w", ns, s.Name, err)
+			return "", fmt.Errorf("delete %s %s/%s: %w", t.kind, ns, s.Name, err)
 		}
-		if cm, ok := obj.(*corev1.ConfigMap); ok {
-			return cm.ResourceVersion, nil
+		var deleted unstructured.Unstructured
+		if err := deleted.UnmarshalJSON(body); err != nil {
+			return "", nil // deleted; only its rv is unknown
 		}
-		return "", nil
+		return deleted.GetResourceVersion(), nil
 	}
 	return "", fmt.Errorf("unknown write %q", s.Op)
+}
+
+// List is a fresh LIST of the resource in ns ("" for all), with a label selector if not empty:
+// what every informer's cache is checked against. Items are sorted by namespace/name.
+func (t *Target) List(ctx context.Context, ns, selector string) (rv string, items []record.Item, err error) {
+	l, err := t.dyn.Resource(t.GVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return "", nil, fmt.Errorf("list %s: %w", t.GVR.Resource, err)
+	}
+	items = []record.Item{}
+	for _, o := range l.Items {
+		items = append(items, record.Item{Namespace: o.GetNamespace(), Name: o.GetName(), RV: o.GetResourceVersion()})
+	}
+	sort.Slice(items, func(i, j int) bool {
+		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
+	})
+	return l.GetResourceVersion(), items, nil
+}
+
+// DeleteAll deletes every object of the resource in ns.
+func (t *Target) DeleteAll(ctx context.Context, ns string) error {
+	return t.dyn.Resource(t.GVR).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+}
+
+func (t *Target) path(ns string) string {
+	prefix := "/api/" + t.GVR.Version
+	if t.GVR.Group != "" {
+		prefix = "/apis/" + t.GVR.Group + "/" + t.GVR.Version
+	}
+	return prefix + "/namespaces/" + ns + "/" + t.GVR.Resource
 }
 
 // Record is the MUTATOR record of a write.

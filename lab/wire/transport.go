@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -19,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
-	"k8s.io/client-go/kubernetes/scheme"
 	restwatch "k8s.io/client-go/rest/watch"
 )
 
@@ -100,7 +98,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	info, ok := serializerFor(rec.ContentType)
 	if !ok {
-		t.out.Setup(t.tag, record.StepFault, "undecodable response", "content type "+rec.ContentType+" is not one client-go's scheme decodes; its events are not logged")
+		t.out.Setup(t.tag, record.StepFault, "undecodable response", "content type "+rec.ContentType+" is none the wire decodes (JSON, protobuf, CBOR); its objects and events are not logged")
 		return resp, nil
 	}
 	if req.URL.Query().Get("watch") == "true" {
@@ -122,7 +120,7 @@ func statusMessage(resp *http.Response) string {
 	if err != nil {
 		return ""
 	}
-	obj, err := runtime.Decode(scheme.Codecs.UniversalDeserializer(), body)
+	obj, err := runtime.Decode(objects, body)
 	if err != nil {
 		return ""
 	}
@@ -130,16 +128,6 @@ func statusMessage(resp *http.Response) string {
 		return fmt.Sprintf("%s: %s", st.Reason, st.Message)
 	}
 	return ""
-}
-
-// serializerFor finds the serializer client-go itself would use for a response content type,
-// e.g. "application/json" or "application/vnd.kubernetes.protobuf;stream=watch".
-func serializerFor(contentType string) (runtime.SerializerInfo, bool) {
-	mediaType, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return runtime.SerializerInfo{}, false
-	}
-	return runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
 }
 
 // tapWatch copies every byte the client reads into a pipe that a decoder goroutine reads
@@ -163,12 +151,12 @@ func (t *transport) decodeWatch(pr *io.PipeReader, info runtime.SerializerInfo) 
 		return
 	}
 	frames := stream.Framer.NewFrameReader(pr)
-	dec := restwatch.NewDecoder(streaming.NewDecoder(frames, stream.Serializer), scheme.Codecs.UniversalDeserializer())
+	dec := restwatch.NewDecoder(streaming.NewDecoder(frames, stream.Serializer), objects)
 	for {
 		typ, obj, err := dec.Decode()
 		if err != nil {
 			switch {
-			case err == io.EOF || strings.Contains(err.Error(), "closed pipe") || strings.Contains(err.Error(), "context canceled"):
+			case err == io.EOF || strings.Contains(err.Error(), "closed pipe") || strings.Contains(err.Error(), "context canceled") || strings.Contains(err.Error(), "context deadline exceeded"):
 				// the stream ended: the server's timeout, or the client stopped watching
 			case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "unexpected EOF"):
 				// the connection broke mid-stream: the server went away; the reflector will watch again
@@ -269,8 +257,8 @@ func (l *listTap) decode() {
 	}
 	l.done = true
 	defer l.buf.Reset()
-	obj, err := runtime.Decode(scheme.Codecs.UniversalDeserializer(), l.buf.Bytes())
-	if err != nil || !meta.IsListType(obj) {
+	obj, err := runtime.Decode(objects, l.buf.Bytes())
+	if err != nil || !meta.IsListType(obj) || obj.GetObjectKind().GroupVersionKind().Group == discoveryGroup {
 		return // not a list (discovery, a single object): the HTTP line says enough
 	}
 	rec := record.Record{Kind: record.List, Tag: l.t.tag}

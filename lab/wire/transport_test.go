@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"informer-lab/lab/lifecycle"
 	"strings"
 	"testing"
 	"time"
 
-	"informer-lab/lab/controlplane"
-	"informer-lab/lab/mutator"
+	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/wire"
 	"informer-lab/record"
 
@@ -29,16 +27,9 @@ func TestMain(m *testing.M) { lifecycle.TestMain(m) }
 func TestJSONAndProtobufDecodeAlike(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cp.Stop()
-	admin, err := kubernetes.NewForConfig(cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := mutator.Apply(ctx, admin, "default", mutator.Step{Op: mutator.Create, Name: "seed", Tick: 1}); err != nil {
+	cp := startControlPlane(t, ctx, "")
+	admin := newAdmin(t, cp.Config)
+	if err := admin.writeConfigMap(ctx, "create", "seed", 1); err != nil {
 		t.Fatal(err)
 	}
 
@@ -78,9 +69,9 @@ func TestJSONAndProtobufDecodeAlike(t *testing.T) {
 		clients[i] = c
 	}
 
-	steps := []mutator.Step{{Op: mutator.Create, Name: "cm", Tick: 2}, {Op: mutator.Update, Name: "cm", Tick: 3}, {Op: mutator.Delete, Name: "cm", Tick: 4}}
-	for _, s := range steps {
-		if _, err := mutator.Apply(ctx, admin, "default", s); err != nil {
+	steps := []string{"create", "update", "delete"}
+	for i, op := range steps {
+		if err := admin.writeConfigMap(ctx, op, "cm", i+2); err != nil {
 			t.Fatal(err)
 		}
 	}

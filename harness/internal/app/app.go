@@ -17,6 +17,7 @@ import (
 
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/rundir"
+	"informer-lab/record"
 )
 
 // Exit codes: compare's 0 (verdict holds) and 1 (it does not), 2 for bad input, 3 when the
@@ -29,10 +30,10 @@ const (
 var watchers = []string{"A", "B"}
 
 type options struct {
-	root, out, labs, kubeconfig, serverVersion, serverGates, fault, scenario string
-	seed                                                                     int64
-	minWrites, seedObjects                                                   int
-	interval, syncTimeout, stopGrace, watchTimeout, syncWait                 time.Duration
+	root, out, labs, kubeconfig, serverVersion, serverGates, fault, scenario, kind string
+	seed                                                                           int64
+	minWrites, seedObjects                                                         int
+	interval, syncTimeout, stopGrace, watchTimeout, syncWait                       time.Duration
 }
 
 // usageError marks bad input: exit code 2.
@@ -73,7 +74,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.serverGates, "server-feature-gates", "", `kube-apiserver --feature-gates for envtest, e.g. "WatchList=false"`)
 	fs.StringVar(&o.fault, "fault", "", "inject a fault half-way through the writes: "+strings.Join(faultNames(), ", "))
 	fs.StringVar(&o.scenario, "scenario", "steady", "what happens once the labs have synced: "+strings.Join(Scenarios, ", ")+"; or fault:NAME, a server that does not play along: "+strings.Join(proxyFaults(), ", "))
-	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, "fault scenarios: how long the informers may take to sync before a cell says \"not synced after\" this")
+	fs.StringVar(&o.kind, "kind", record.KindTypedConfigMaps, "the labs' kind of informer: "+strings.Join(record.Kinds, ", "))
+	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, "fault scenarios and kinds other than "+record.KindTypedConfigMaps+": how long the informers may take to sync before a cell says \"not synced after\" this")
 	fs.DurationVar(&o.watchTimeout, "watch-timeout", 3*time.Second, "reconnect and expired: when kube-apiserver ends each watch (set by a proxy between labs and server)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scenario (same seed, same writes)")
 	fs.IntVar(&o.minWrites, "min-writes", 2, "at least this many creates, updates and deletes")
@@ -97,6 +99,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if err := ValidateScenario(o.scenario); err != nil {
 		return o, fmt.Errorf("-scenario: %w", err)
+	}
+	if !record.IsKind(o.kind) {
+		return o, fmt.Errorf("-kind must be one of %s, got %q", strings.Join(record.Kinds, ", "), o.kind)
 	}
 	if o.fault != "" && o.scenario != "steady" {
 		return o, fmt.Errorf("-fault goes with -scenario steady (the other scenarios have their own events), got -scenario %s", o.scenario)
@@ -132,7 +137,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[harness] "+format+"\n", a...) }
 	rep, err := Execute(ctx, Spec{
 		Dir: runDir, Cells: func(ctx context.Context) ([]Cell, error) { return BuildCells(ctx, labDirs, say) }, Kubeconfig: o.kubeconfig, ServerVersion: o.serverVersion, ServerGates: o.serverGates,
-		Scenario: o.scenario, Fault: o.fault, Seed: o.seed, MinWrites: o.minWrites, SeedObjects: o.seedObjects,
+		Scenario: o.scenario, Kind: o.kind, Fault: o.fault, Seed: o.seed, MinWrites: o.minWrites, SeedObjects: o.seedObjects,
 		Interval: o.interval, SyncTimeout: o.syncTimeout, StopGrace: o.stopGrace, WatchTimeout: o.watchTimeout, SyncWait: o.syncWait,
 		Stdout: stdout, Say: say,
 	})

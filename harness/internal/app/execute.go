@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -17,12 +16,12 @@ import (
 	"informer-lab/compare/report"
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/proxy"
+	"informer-lab/lab/crd"
+	"informer-lab/lab/kind"
+	"informer-lab/lab/mutator"
 	"informer-lab/lab/wire"
 	"informer-lab/record"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -50,10 +49,13 @@ type Spec struct {
 	Cells                                  func(context.Context) ([]Cell, error)
 	Kubeconfig, ServerVersion, ServerGates string
 	Scenario                               string // one of Scenarios
-	Fault                                  string // steady only: one of faults
-	Seed                                   int64
-	MinWrites, SeedObjects                 int
-	Interval, SyncTimeout, StopGrace       time.Duration
+	// Kind is the labs' informer kind (one of record.Kinds; "" is record.KindTypedConfigMaps):
+	// what the writer writes and the fresh LIST reads follow it.
+	Kind                             string
+	Fault                            string // steady only: one of faults
+	Seed                             int64
+	MinWrites, SeedObjects           int
+	Interval, SyncTimeout, StopGrace time.Duration
 	// SyncWait is, in a fault scenario, how long the informers are given to sync: one that has not
 	// by then is the result ("not synced after SyncWait"), not a failed run.
 	SyncWait     time.Duration
@@ -90,7 +92,7 @@ type env struct {
 	out    *record.Writer  // harness.jsonl
 	t      *target
 	px     *proxy.Proxy
-	cs     *kubernetes.Clientset // the harness's own client: the writer and the fresh LIST
+	writer *mutator.Target // the harness's own client: the writer and the fresh LIST, of the kind's resource
 	procs  []*labproc.Proc
 	mon    *monitor
 	undo   []func()
@@ -125,6 +127,15 @@ func (e *env) failed(what string, err error) error {
 // scenario needs it, the seed objects, every lab attached, and the wait until all have synced.
 // On error it undoes what it did.
 func start(parent context.Context, s Spec) (_ *env, err error) {
+	if s.Kind == "" {
+		s.Kind = record.KindTypedConfigMaps
+	}
+	if !record.IsKind(s.Kind) {
+		return nil, usageError{fmt.Errorf("unknown informer kind %q: the kinds are %s", s.Kind, strings.Join(record.Kinds, ", "))}
+	}
+	if g := record.KindServerGates(s.Kind); g != "" {
+		s.ServerGates = strings.Trim(s.ServerGates+","+g, ",")
+	}
 	sc, err := lookup(s.Scenario)
 	if err != nil {
 		return nil, usageError{err}
@@ -196,22 +207,38 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 	}
 	mutCfg := rest.CopyConfig(e.t.cfg)
 	mutCfg.Wrap(wire.Wrap(record.TagWriter, e.out))
-	if e.cs, err = kubernetes.NewForConfig(mutCfg); err != nil {
+	if record.KindWatchesCRD(e.Kind) {
+		if err := crd.Install(ctx, mutCfg); err != nil {
+			return nil, err
+		}
+	}
+	if e.writer, err = mutator.TargetFor(mutCfg, e.Kind); err != nil {
 		return nil, err
 	}
+	// The odd seeds carry the selector kind's label, the even ones do not: its informers must
+	// deliver only the first kind.
 	for i := 1; i <= s.SeedObjects; i++ {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("seed-cm-%d", i)}, Data: map[string]string{"seed": "true"}}
-		if _, err := e.cs.CoreV1().ConfigMaps(e.t.namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			return nil, fmt.Errorf("seed ConfigMaps: %w", err)
+		obj := e.writer.Object(e.t.namespace, fmt.Sprintf("seed-cm-%d", i), i%2 == 1, map[string]string{"seed": "true"})
+		if _, err := e.writer.Create(ctx, obj); err != nil {
+			return nil, fmt.Errorf("seed objects: %w", err)
 		}
 	}
 
 	// 2. Every lab attached, each its own process, records streamed into the run directory.
 	e.onClose(func() { stopLabs(e.procs, s.StopGrace, e.out, s.Say); e.procs = nil })
 	for _, c := range labs.cells {
+		// A kind this client-go or server does not have is not run: the lab would only say so.
+		if why := record.KindNotApplicable(e.Kind, record.Minor(c.ClientGo), record.Minor(e.t.version)); why != "" {
+			e.out.Setup("", record.StepLab, c.Name, "not started: "+why)
+			s.Say("%s not started: %s", c.Name, why)
+			continue
+		}
 		args := []string{"-kubeconfig", labKubeconfig, "-records", "-", "-name", c.Name}
 		if c.WatchList != "" {
 			args = append(args, "-watch-list", c.WatchList)
+		}
+		if e.Kind != record.KindTypedConfigMaps {
+			args = append(args, "-kind", e.Kind)
 		}
 		if s.Kubeconfig != "" {
 			args = append(args, "-namespace", e.t.namespace)
@@ -232,9 +259,10 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 
 	began := time.Now()
 	synced := func(p *labproc.Proc) bool { return p.Synced(watchers...) }
-	if e.sc.fault != nil {
-		// Against a server that does not play along, an informer that does not sync is the
-		// finding: wait SyncWait, then go on with what synced.
+	if e.sc.fault != nil || e.Kind != record.KindTypedConfigMaps {
+		// Against a server that does not play along, or with an informer kind that does not
+		// follow the protocol, an informer that does not sync is the finding: wait SyncWait,
+		// then go on with what synced.
 		e.syncDeadline = began.Add(s.SyncWait)
 		e.out.Setup("", record.StepSyncWait, s.SyncWait.String(), "informers not synced by then are reported as not synced, the run goes on")
 		err := waitFor(ctx, e.procs, s.SyncWait, synced)
@@ -258,7 +286,9 @@ func (e *env) play() error {
 		return err
 	}
 	e.out.Setup("", record.StepWriteDone, fmt.Sprint(e.writes), "")
-	if err := waitFor(e.ctx, e.procs, e.SyncTimeout, func(lp *labproc.Proc) bool { return lp.Missing(e.expect, watchers...) == 0 }); err != nil {
+	// Only informers that synced must deliver the writes; one that did not is already the finding.
+	delivered := func(lp *labproc.Proc) bool { return !lp.Synced(watchers...) || lp.Missing(e.expect, watchers...) == 0 }
+	if err := waitFor(e.ctx, e.procs, e.SyncTimeout, delivered); err != nil {
 		if e.ctx.Err() != nil {
 			return e.failed("waiting for the writes to arrive", err)
 		}
@@ -266,11 +296,11 @@ func (e *env) play() error {
 		e.out.Setup("", record.StepFault, "writes not delivered", err.Error())
 		e.Say("not every watcher delivered every write: %v", err)
 	}
-	list, err := e.cs.CoreV1().ConfigMaps(listNamespace(e.Spec, e.t)).List(e.ctx, metav1.ListOptions{})
+	rv, items, err := e.writer.List(e.ctx, listNamespace(e.Spec, e.t), kind.Selector(e.Kind))
 	if err != nil {
 		return e.failed("fresh LIST", err)
 	}
-	e.out.Write(record.Record{Kind: record.Setup, Tag: record.TagFreshList, Step: record.StepStore, Value: "fresh LIST before the labs stop", RV: list.ResourceVersion, Items: listItems(list)})
+	e.out.Write(record.Record{Kind: record.Setup, Tag: record.TagFreshList, Step: record.StepStore, Value: "fresh LIST before the labs stop", RV: rv, Items: items})
 	return nil
 }
 
@@ -366,17 +396,6 @@ func listNamespace(s Spec, t *target) string {
 		return t.namespace
 	}
 	return ""
-}
-
-func listItems(l *corev1.ConfigMapList) []record.Item {
-	items := []record.Item{}
-	for _, cm := range l.Items {
-		items = append(items, record.Item{Namespace: cm.Namespace, Name: cm.Name, RV: cm.ResourceVersion})
-	}
-	sort.Slice(items, func(i, j int) bool {
-		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
-	})
-	return items
 }
 
 // waitFor polls until cond holds for every lab, a lab exits, ctx ends or timeout passes.

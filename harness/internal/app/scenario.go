@@ -123,7 +123,7 @@ func (e *env) write(steps []mutator.Step, interval time.Duration, hook func(i, n
 
 // apply makes one write; when delivered, every watcher must report its event.
 func (e *env) apply(s mutator.Step, delivered bool) error {
-	rv, err := mutator.Apply(e.ctx, e.cs, e.t.namespace, s)
+	rv, err := e.writer.Apply(e.ctx, e.t.namespace, s)
 	e.out.Write(mutator.Record(e.t.namespace, s, rv, err))
 	if err != nil {
 		return e.failed("write", err)

@@ -25,6 +25,7 @@ type target struct {
 	cfg        *rest.Config
 	kubeconfig string // for the labs
 	namespace  string // where the writer writes
+	version    string // what its /version says
 	cp         *controlplane.ControlPlane
 	stop       func() // idempotent
 }
@@ -59,7 +60,7 @@ func server(ctx context.Context, o Spec, tmp string, out *record.Writer, say fun
 		cp.Stop()
 		return nil, err
 	}
-	return &target{cfg: cp.Config, kubeconfig: path, namespace: "default", cp: cp, stop: func() { cp.Stop(); os.Remove(path) }}, nil
+	return &target{cfg: cp.Config, kubeconfig: path, namespace: "default", version: cp.ServerVersion, cp: cp, stop: func() { cp.Stop(); os.Remove(path) }}, nil
 }
 
 // cluster attaches to the user's cluster and confines the run to a namespace of its own.
@@ -96,7 +97,7 @@ func cluster(ctx context.Context, o Spec, out *record.Writer, say func(string, .
 		say("deleted namespace %s and its ConfigMaps", ns)
 		cs = nil
 	}
-	return &target{cfg: cfg, kubeconfig: o.Kubeconfig, namespace: ns, stop: stop}, nil
+	return &target{cfg: cfg, kubeconfig: o.Kubeconfig, namespace: ns, version: v.GitVersion, stop: stop}, nil
 }
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// HOW-IT-WORKS.md's matrix section (and the fault section after it) quotes lines of the
-// committed docs/matrix and docs/faults cell logs, each block followed by a link to the log it
+// HOW-IT-WORKS.md's matrix section (and the fault and kind sections after it) quotes lines of the
+// committed docs/matrix, docs/faults and docs/kinds cell logs, each block followed by a link to the log it
 // comes from. make matrix regenerates those logs (rvs and times move): every quoted line must
 // still begin a line of the log its block links to (the quotes may cut a line's end, e.g. the
 // Accept part).
@@ -23,7 +23,7 @@ func TestMatrixQuotesAreInTheirLogs(t *testing.T) {
 	if start < 0 {
 		t.Fatal(`HOW-IT-WORKS.md has no "## The matrix" section`)
 	}
-	link := regexp.MustCompile(`\((docs/(?:matrix|faults)/[^)]+\.cell\.log)\)`)
+	link := regexp.MustCompile(`\((docs/(?:matrix|faults|kinds)/[^)]+\.cell\.log)\)`)
 	parts := strings.Split(text[start:], "```")
 	blocks := 0
 	for i := 1; i+1 < len(parts); i += 2 {

@@ -19,6 +19,7 @@ import (
 	"informer-lab/envtestbin"
 	"informer-lab/harness/internal/app"
 	"informer-lab/harness/internal/rundir"
+	"informer-lab/record"
 )
 
 // Servers are the kube-apiserver versions of the full grid (each built once from the module
@@ -37,6 +38,16 @@ var FaultScenarios = []string{
 	"fault:refuse-watch-list=400", "fault:refuse-watch-list=406", "fault:refuse-watch-list=500",
 }
 
+// KindsAliases name every informer kind of record.Kinds at once: `make matrix KINDS=all`.
+var KindsAliases = []string{"all", "kinds"}
+
+// The grid docs/kinds.md shows: every kind on one server, startup and steady. `make matrix
+// KINDS=all` regenerates it (so does the same with these SERVERS and SCENARIOS spelled out).
+const (
+	KindsDocsServer    = "1.37.2"
+	KindsDocsScenarios = "startup,steady"
+)
+
 // Gates each lab module runs with: one row per module and setting.
 var gates = []string{"off", "on"}
 
@@ -47,11 +58,12 @@ const (
 )
 
 type options struct {
-	root, out, clients, servers, scenarios string
-	docs                                   bool
-	seed                                   int64
-	interval, watchTimeout, syncTimeout    time.Duration
-	syncWait                               time.Duration
+	root, out, clients, servers, scenarios, kinds string
+	docs                                          bool
+	command                                       string // how the grid was asked for, as make matrix spells it
+	seed                                          int64
+	interval, watchTimeout, syncTimeout           time.Duration
+	syncWait                                      time.Duration
 }
 
 // server is one column: a version and the kube-apiserver feature gates it runs with.
@@ -100,8 +112,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.clients, "clients", "", "comma-separated client cells (client-v031-on) or modules (client-v031: both gates); default: every client-v* module, gate off and on")
 	fs.StringVar(&o.servers, "servers", "", "comma-separated server versions, a version may carry kube-apiserver feature gates after a colon; default: "+strings.Join(Servers, ","))
 	fs.StringVar(&o.scenarios, "scenarios", "", "comma-separated scenarios; default: "+strings.Join(app.Scenarios, ",")+`; fault:NAME[=N] for a server that does not play along, "faults" for all of `+strings.Join(FaultScenarios, ","))
-	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, `fault scenarios: how long the informers may take to sync before a cell says "not synced after" this`)
-	fs.BoolVar(&o.docs, "docs", false, "also write docs/matrix.md and the cells' logs under docs/matrix/ (the full grid does this by default)")
+	fs.StringVar(&o.kinds, "kinds", "", "comma-separated informer kinds, one run per server, scenario and kind: "+strings.Join(record.Kinds, ", ")+`; "all" for every one; default: `+record.KindTypedConfigMaps+" only (no kind axis)")
+	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, `fault scenarios and informer kinds other than `+record.KindTypedConfigMaps+`: how long the informers may take to sync before a cell says "not synced after" this`)
+	fs.BoolVar(&o.docs, "docs", false, "also write docs/matrix.md (a grid with a kind axis: docs/kinds.md; of faults only: docs/faults.md) and the cells' logs beside it (the full grid, -kinds all and -scenarios faults do this by default)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scripts (same seed, same writes)")
 	fs.DurationVar(&o.interval, "interval", 200*time.Millisecond, "time between writes")
 	fs.DurationVar(&o.watchTimeout, "watch-timeout", 3*time.Second, "reconnect and expired: when kube-apiserver ends each watch")
@@ -112,7 +125,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
 	}
+	o.command = command(fs)
 	switch {
+	case o.clients == "" && slices.Contains(KindsAliases, strings.TrimSpace(o.kinds)) &&
+		(o.servers == "" || o.servers == KindsDocsServer) && (o.scenarios == "" || o.scenarios == KindsDocsScenarios):
+		o.servers, o.scenarios = KindsDocsServer, KindsDocsScenarios // every kind on one server: docs/kinds.md
+		o.docs = true
+	case o.kinds != "" && o.kinds != record.KindTypedConfigMaps:
+		// another kind axis than docs/kinds.md's: written beside the run only, unless -docs
 	case o.clients == "" && o.servers == "" && o.scenarios == "":
 		o.docs = true // the whole grid is what docs/matrix.md shows
 	case o.clients == "" && o.servers == "" && o.scenarios == FaultsAlias:
@@ -127,15 +147,65 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, err
 }
 
-// grid is what to run: the columns, the rows and the scenarios.
+// command spells the flags given as the make matrix command that gives them, e.g.
+// "make matrix KINDS=all SERVERS=1.37.2", for the grid's header.
+func command(fs *flag.FlagSet) string {
+	vars := map[string]string{"kinds": "KINDS", "clients": "CLIENTS", "servers": "SERVERS", "scenarios": "SCENARIOS"}
+	parts := []string{"make matrix"}
+	var args []string
+	for _, name := range []string{"kinds", "clients", "servers", "scenarios"} {
+		if f := fs.Lookup(name); f != nil && f.Value.String() != "" {
+			parts = append(parts, vars[name]+"="+f.Value.String())
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		_, isVar := vars[f.Name]
+		switch b, isBool := f.Value.(interface{ IsBoolFlag() bool }); {
+		case isVar || f.Name == "root" || f.Name == "out":
+		case isBool && b.IsBoolFlag():
+			args = append(args, "-"+f.Name+"="+f.Value.String())
+		default:
+			args = append(args, "-"+f.Name+" "+f.Value.String())
+		}
+	})
+	if len(args) > 0 {
+		parts = append(parts, `ARGS="`+strings.Join(args, " ")+`"`)
+	}
+	return strings.Join(parts, " ")
+}
+
+// grid is what to run: the columns, the rows, the scenarios and the informer kinds.
 type grid struct {
 	servers   []server
 	clients   []string // cell names: client-v031-off
 	scenarios []string
+	kinds     []string // record.Kinds, in the order asked
+}
+
+// kindAxis says the grid has informer kinds as a dimension: any other than typed-configmaps
+// alone, the default grid.
+func (g grid) kindAxis() bool {
+	return len(g.kinds) > 1 || len(g.kinds) == 1 && g.kinds[0] != record.KindTypedConfigMaps
 }
 
 func (o options) grid() (grid, error) {
 	var g grid
+	for _, k := range split(o.kinds, []string{record.KindTypedConfigMaps}) {
+		switch {
+		case slices.Contains(KindsAliases, k):
+			for _, k := range record.Kinds {
+				if !slices.Contains(g.kinds, k) {
+					g.kinds = append(g.kinds, k)
+				}
+			}
+		case record.IsKind(k):
+			if !slices.Contains(g.kinds, k) {
+				g.kinds = append(g.kinds, k)
+			}
+		default:
+			return g, fmt.Errorf("--kinds: unknown kind %q: the kinds are %s, or %q for all of them", k, strings.Join(record.Kinds, ", "), KindsAliases[0])
+		}
+	}
 	for _, s := range split(o.servers, Servers) {
 		sv, err := parseServer(s)
 		if err != nil {
@@ -242,40 +312,69 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		}
 	}
 
-	// 3. One run per server and scenario, every cell attached at once.
+	// 3. One run per server, scenario and kind, every cell attached at once (but those the
+	// kind cannot run with: they are n/a, and not started).
 	res := matrix.New(start)
 	res.Scenarios = g.scenarios
+	kinds := []string{""} // no kind axis: the labs' default kind, the grid of before kinds
+	if g.kindAxis() {
+		res.Kinds, kinds, res.Command = g.kinds, g.kinds, o.command
+	}
 	for _, s := range g.servers { // the columns in the order asked, even for a run that fails
 		res.Servers = append(res.Servers, matrix.Server{Name: s.name(), Version: "v" + s.version, FeatureGates: s.gates})
 	}
-	total, n := len(g.servers)*len(g.scenarios), 0
+	total, n := len(g.servers)*len(g.scenarios)*len(kinds), 0
 	gridStart := time.Now() // after the builds: what is left is runs like the ones done
 	// Server by server, so the estimate of what is left holds (every server plays every scenario).
 	for _, s := range g.servers {
 		for _, sc := range g.scenarios {
-			n++
-			eta := ""
-			if n > 1 {
-				left := time.Since(gridStart) / time.Duration(n-1) * time.Duration(total-n+1)
-				eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
-			}
-			say("%d/%d: kube-apiserver %s, scenario %s (%d cells; %s so far%s)", n, total, s.name(), sc, len(cells), time.Since(start).Round(time.Second), eta)
-			err := runOne(ctx, o, res, dir, sc, s, cells, say)
-			if ctx.Err() != nil {
-				// Keep what was finished: the grid so far, without the interrupted run's cells.
-				res.Cells = slices.DeleteFunc(res.Cells, func(c matrix.Cell) bool { return c.Scenario == sc && c.Server == s.name() })
-				res.Duration = time.Since(start).Round(time.Second).String()
-				o.docs = false
-				if err := write(res, dir, o, stdout, say); err != nil {
-					say("writing the partial grid: %v", err)
+			for _, kind := range kinds {
+				n++
+				eta := ""
+				if n > 1 {
+					left := time.Since(gridStart) / time.Duration(n-1) * time.Duration(total-n+1)
+					eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
 				}
-				return exitRun, fmt.Errorf("interrupted during %s on %s; the grid so far and the finished runs are in %s", sc, s.name(), dir)
-			}
-			if err != nil {
-				say("run failed: %v", err)
+				run, na := applicable(kind, cells, s)
+				for _, c := range cells {
+					if why, ok := na[c.Name]; ok {
+						res.AddNotApplicable(sc, kind, s.name(), c.Name, why)
+					}
+				}
+				what := fmt.Sprintf("kube-apiserver %s, scenario %s", s.name(), sc)
+				if kind != "" {
+					what += ", kind " + kind
+				}
+				if len(run) == 0 {
+					say("%d/%d: %s: every cell is n/a (%s): run skipped", n, total, what, strings.Join(distinct(na), "; "))
+					continue
+				}
+				nas := ""
+				if len(na) > 0 {
+					nas = fmt.Sprintf(", %d n/a", len(na))
+				}
+				say("%d/%d: %s (%d cells%s; %s so far%s)", n, total, what, len(run), nas, time.Since(start).Round(time.Second), eta)
+				err := runOne(ctx, o, res, dir, sc, kind, s, run, say)
+				if ctx.Err() != nil {
+					// Keep what was finished: the grid so far, without the interrupted run's cells.
+					res.Cells = slices.DeleteFunc(res.Cells, func(c matrix.Cell) bool {
+						return c.Scenario == sc && c.Server == s.name() && c.Kind == kind
+					})
+					res.Duration = time.Since(start).Round(time.Second).String()
+					o.docs = false
+					orderClients(res, cells)
+					if err := write(res, dir, o, stdout, say); err != nil {
+						say("writing the partial grid: %v", err)
+					}
+					return exitRun, fmt.Errorf("interrupted during %s; the grid so far and the finished runs are in %s", what, dir)
+				}
+				if err != nil {
+					say("run failed: %v", err)
+				}
 			}
 		}
 	}
+	orderClients(res, cells)
 	res.Duration = time.Since(start).Round(time.Second).String()
 
 	// 4. The grid: on the terminal, and as markdown and JSON beside the runs.
@@ -291,29 +390,81 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 	return 0, nil
 }
 
-// runOne plays one scenario on one server with every cell, and adds each cell's verdict and
-// normalized log to res. A run that fails still gives its cells, marked failed.
-func runOne(ctx context.Context, o options, res *matrix.Result, parent, sc string, s server, cells []app.Cell, say func(string, ...any)) error {
+// runOne plays one scenario on one server with every cell, of one informer kind ("": the
+// labs' default, in a grid without a kind axis), and adds each cell's verdict and normalized log
+// to res. A run that fails still gives its cells, marked failed.
+func runOne(ctx context.Context, o options, res *matrix.Result, parent, sc, kind string, s server, cells []app.Cell, say func(string, ...any)) error {
 	// No ':' or '=' in a path: a relative link "fault:x/..." would read as a URL scheme.
-	rel := filepath.Join(strings.NewReplacer(":", "-", "=", "-").Replace(sc), s.slug())
+	rel := filepath.Join(strings.NewReplacer(":", "-", "=", "-").Replace(sc), s.slug(), kind)
 	dir := filepath.Join(parent, rel)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	rep, err := app.Execute(ctx, app.Spec{
-		Dir: dir, Cells: app.Prebuilt(cells), ServerVersion: s.version, ServerGates: s.gates, Scenario: sc,
+		Dir: dir, Cells: app.Prebuilt(cells), ServerVersion: s.version, ServerGates: s.gates, Scenario: sc, Kind: kind,
 		Seed: o.seed, MinWrites: 2, SeedObjects: 3, Interval: o.interval, SyncTimeout: o.syncTimeout,
 		StopGrace: 10 * time.Second, WatchTimeout: o.watchTimeout, SyncWait: o.syncWait,
 		Say: func(f string, a ...any) { say("  "+f, a...) },
 	})
 	if err != nil {
 		for _, c := range cells {
-			res.Cells = append(res.Cells, matrix.Cell{Scenario: sc, Server: s.name(), Client: c.Name, Verdict: "run failed", Failed: oneLine(err), Run: filepath.ToSlash(rel)})
+			res.Cells = append(res.Cells, matrix.Cell{Scenario: sc, Server: s.name(), Client: c.Name, Kind: kind, Verdict: "run failed", Failed: oneLine(err), Run: filepath.ToSlash(rel)})
 		}
 		return err
 	}
-	res.Add(sc, rep, filepath.ToSlash(rel))
+	if kind == "" {
+		res.Add(sc, rep, filepath.ToSlash(rel))
+	} else {
+		res.AddKind(sc, kind, matrix.Server{Name: s.name(), Version: "v" + s.version, FeatureGates: s.gates}, rep, filepath.ToSlash(rel))
+	}
 	return matrix.WriteCellLogs(dir, rep)
+}
+
+// applicable splits the cells of a run of kind on server s: those to start, and why each other
+// one cannot run (record.KindNotApplicable: "n/a: …"), by cell name.
+func applicable(kind string, cells []app.Cell, s server) (run []app.Cell, na map[string]string) {
+	na = map[string]string{}
+	for _, c := range cells {
+		if why := record.KindNotApplicable(kind, record.Minor(c.ClientGo), record.Minor(s.version)); why != "" {
+			na[c.Name] = why
+			continue
+		}
+		run = append(run, c)
+	}
+	return run, na
+}
+
+// distinct lists the reasons of na once each, sorted.
+func distinct(na map[string]string) []string {
+	var out []string
+	for _, why := range na {
+		if !slices.Contains(out, why) {
+			out = append(out, why)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// orderClients puts the grid's rows in the order of the cells asked for, whatever run saw a
+// client first (a kind that is n/a for some cells); a cell that no run started (n/a for every
+// kind it was asked with) still gets its row, from what its build says.
+func orderClients(res *matrix.Result, cells []app.Cell) {
+	var rows []matrix.Client
+	for _, c := range cells {
+		i := slices.IndexFunc(res.Clients, func(cl matrix.Client) bool { return cl.Name == c.Name })
+		if i >= 0 {
+			rows = append(rows, res.Clients[i])
+			continue
+		}
+		rows = append(rows, matrix.Client{Name: c.Name, Module: c.Module, ClientGo: c.ClientGo, Gate: c.WatchList})
+	}
+	for _, cl := range res.Clients { // a row no cell asked for (none today): kept, last
+		if !slices.ContainsFunc(rows, func(r matrix.Client) bool { return r.Name == cl.Name }) {
+			rows = append(rows, cl)
+		}
+	}
+	res.Clients = rows
 }
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -137,13 +137,14 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--scenarios", "fault:cut-initial-stream=0"}, "cut-initial-stream"},
 		{[]string{"--scenarios", "fault:refuse-watch-list=418"}, "refuse-watch-list"},
 		{[]string{"--sync-wait", "0s"}, "-sync-wait must be positive"},
+		{[]string{"--kinds", "typed-configmaps,foo"}, `--kinds: unknown kind "foo": the kinds are typed-configmaps, selector, metadata, dynamic-crd, controller-runtime, custom-listwatch, custom-listwatch-optout, cbor, or "all" for all of them`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
 		out := t.TempDir()
 		var stdout, stderr bytes.Buffer
 		code := Run(context.Background(), append([]string{"-out", out}, tc.args...), &stdout, &stderr)
-		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr.String(), exitUsage, tc.want)
+		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "error:") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and one error with %q", tc.args, code, stderr.String(), exitUsage, tc.want)
 		}
 		if entries, _ := os.ReadDir(out); len(entries) > 0 {
 			t.Errorf("%v: bad input left %d entries in the output directory", tc.args, len(entries))

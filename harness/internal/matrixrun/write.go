@@ -12,7 +12,8 @@ import (
 )
 
 // write shows the grid on the terminal and writes matrix.md and matrix.json into the run
-// directory; with -docs (the full grid) also docs/matrix.md and the cells' logs it links to.
+// directory; with -docs (the full grid, every fault, every kind) also docs/matrix.md (faults.md,
+// kinds.md) and the cells' logs it links to.
 func write(res *matrix.Result, dir string, o options, stdout io.Writer, say func(string, ...any)) error {
 	res.Terminal(stdout, isTerminal(stdout))
 	if err := res.Save(filepath.Join(dir, "matrix.json")); err != nil {
@@ -27,9 +28,13 @@ func write(res *matrix.Result, dir string, o options, stdout io.Writer, say func
 		return nil
 	}
 	// docs/matrix.md links each cell to its log under docs/matrix/, copied from this run; a grid
-	// of faults only is docs/faults.md, its logs under docs/faults/.
+	// of faults only is docs/faults.md, its logs under docs/faults/; a grid with a kind axis is
+	// docs/kinds.md, its logs under docs/kinds/.
 	name := "matrix"
-	if !slices.ContainsFunc(res.Scenarios, func(sc string) bool { return !record.IsFaultScenario(sc) }) {
+	switch {
+	case len(res.Kinds) > 0:
+		name = "kinds"
+	case !slices.ContainsFunc(res.Scenarios, func(sc string) bool { return !record.IsFaultScenario(sc) }):
 		name = "faults"
 	}
 	docs := filepath.Join(o.root, "docs")
