@@ -64,7 +64,10 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	// envtest logs through controller-runtime's logger; unset, it prints a warning with a
 	// stack trace after 30 s. Its messages say nothing the Progress lines do not.
 	ctrllog.SetLogger(logr.Discard())
-	env := &envtest.Environment{BinaryAssetsDirectory: dir}
+	// envtest gives kube-apiserver 20 s to become healthy, then kills it and starts another,
+	// five times. On a loaded 2-core machine (make test boots a dozen at once) a boot can take
+	// longer, and every retry starts over and loads the machine more: wait instead.
+	env := &envtest.Environment{BinaryAssetsDirectory: dir, ControlPlaneStartTimeout: 2 * time.Minute}
 	api := env.ControlPlane.GetAPIServer()
 	// Both binaries are taken from dir; envtest would otherwise prefer KUBEBUILDER_ASSETS,
 	// which envtestbin.Lookup has already honoured.

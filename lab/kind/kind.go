@@ -301,13 +301,27 @@ func handled(inf Informer, src eventSource, o Options) (Informer, error) {
 			}
 		}
 	}
-	_, err := src.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := src.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    handler(record.EventAdded),
 		UpdateFunc: func(_, obj any) { handler(record.EventModified)(obj) },
 		DeleteFunc: handler(record.EventDeleted),
 	})
-	return inf, err
+	if err != nil {
+		return nil, err
+	}
+	return handlerSynced{inf, reg}, nil
 }
+
+// handlerSynced has synced once its handler has been called for every object of the initial
+// sync too. The informer's own HasSynced can come first (handlers run on goroutines of their
+// own, late on a loaded machine), and the lab's "synced" record must come after the initial
+// sync's HANDLER records: readers count what comes after it as the steady phase.
+type handlerSynced struct {
+	Informer
+	reg cache.ResourceEventHandlerRegistration
+}
+
+func (h handlerSynced) HasSynced() bool { return h.reg.HasSynced() }
 
 // items lists objects by namespace/name with their rvs.
 func items(objs []any) []record.Item {

@@ -54,7 +54,13 @@ func TestJSONAndProtobufDecodeAlike(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		list, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+		// The second client lists at the first one's rv: the apiserver's own writes (leases)
+		// may move the current rv between the two LISTs on a loaded machine.
+		opts := metav1.ListOptions{}
+		if listRV != "" {
+			opts = metav1.ListOptions{ResourceVersion: listRV, ResourceVersionMatch: metav1.ResourceVersionMatchExact}
+		}
+		list, err := cs.CoreV1().ConfigMaps("default").List(ctx, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

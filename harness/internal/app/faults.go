@@ -35,6 +35,12 @@ type monitor struct {
 	expectDown bool // kube-apiserver is down on purpose (an injected restart)
 }
 
+func (m *monitor) isExpectedDown() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.expectDown
+}
+
 func (m *monitor) setExpectDown(v bool) {
 	m.mu.Lock()
 	m.expectDown = v
@@ -63,10 +69,10 @@ func (m *monitor) watch(ctx context.Context) {
 			m.cancel(fmt.Errorf("etcd (pid %d) exited during the run: kube-apiserver cannot serve without it", m.etcdPID))
 			return
 		}
-		m.mu.Lock()
-		down := m.expectDown
-		m.mu.Unlock()
-		if m.cp != nil && !down && !m.cp.APIServerAlive() {
+		// Alive first, then whether it may be down: the other order reads "not expected down"
+		// just before an injected kill, then finds it dead (the /proc scan takes a while on a
+		// loaded machine) and calls the kill unexpected.
+		if m.cp != nil && !m.cp.APIServerAlive() && !m.isExpectedDown() {
 			m.cancel(errors.New("kube-apiserver exited during the run"))
 			return
 		}

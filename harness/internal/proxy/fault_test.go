@@ -867,7 +867,9 @@ func (fx *fixture) checkUntouched(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		viaProxy, err := c.cs.CoreV1().ConfigMaps(fx.ns).List(fx.ctx, metav1.ListOptions{})
+		// At the direct LIST's rv: the apiserver's own writes (leases) may move the current rv
+		// between the two LISTs on a loaded machine.
+		viaProxy, err := c.cs.CoreV1().ConfigMaps(fx.ns).List(fx.ctx, metav1.ListOptions{ResourceVersion: direct.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 		if err != nil {
 			t.Fatalf("%s: plain LIST through the proxy: %v", c.enc, err)
 		}
