@@ -108,38 +108,21 @@ func Selector(kind string) string {
 	return ""
 }
 
-// factory is an informer made by one of client-go's informer factories.
-type factory struct {
-	start    func(stop <-chan struct{})
-	shutdown func() // waits for the informers to stop, which the stop channel tells them to
-	cache.SharedIndexInformer
-	mu   sync.Mutex
-	stop context.CancelFunc
-}
-
+// newFactory is an informer made by one of client-go's informer factories: started with a stop
+// channel, whose Shutdown then waits for its informers to stop.
 func newFactory(start func(<-chan struct{}), shutdown func(), inf cache.SharedIndexInformer, o Options) (Informer, error) {
-	return handled(&factory{start: start, shutdown: shutdown, SharedIndexInformer: inf}, inf, o)
-}
-
-func (f *factory) Start(parent context.Context) {
-	ctx, cancel := context.WithCancel(parent)
-	f.mu.Lock()
-	f.stop = cancel
-	f.mu.Unlock()
-	f.start(ctx.Done())
-}
-
-func (f *factory) Shutdown() {
-	f.mu.Lock()
-	stop := f.stop
-	f.mu.Unlock()
-	if stop != nil {
-		stop()
+	run := func(ctx context.Context) {
+		start(ctx.Done())
+		<-ctx.Done()
+		shutdown()
 	}
-	f.shutdown()
+	return handled(&running{run: run, synced: inf.HasSynced, list: storeItems(inf)}, inf, o)
 }
 
-func (f *factory) Items() []record.Item { return items(f.GetStore().List()) }
+// storeItems lists what an informer's store holds.
+func storeItems(inf cache.SharedIndexInformer) func() []record.Item {
+	return func() []record.Item { return items(inf.GetStore().List()) }
+}
 
 func typed(cfg *rest.Config, o Options, selected bool) (Informer, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -173,7 +156,8 @@ func dynamicCRD(cfg *rest.Config, o Options) (Informer, error) {
 	return newFactory(f.Start, f.Shutdown, f.ForResource(crd.GVR).Informer(), o)
 }
 
-// running is an informer that runs in a goroutine of its own until its context ends.
+// running is an informer that runs in a goroutine of its own until its context ends or
+// Shutdown cancels it.
 type running struct {
 	run    func(ctx context.Context)
 	synced func() bool
@@ -231,7 +215,7 @@ func customListWatch(cfg *rest.Config, o Options, optOut bool) (Informer, error)
 		lw = noWatchList{lw}
 	}
 	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
-	return handled(&running{run: func(ctx context.Context) { inf.Run(ctx.Done()) }, synced: inf.HasSynced, list: func() []record.Item { return items(inf.GetStore().List()) }}, inf, o)
+	return handled(&running{run: func(ctx context.Context) { inf.Run(ctx.Done()) }, synced: inf.HasSynced, list: storeItems(inf)}, inf, o)
 }
 
 // noWatchList is a ListerWatcher that tells a v0.35+ reflector it does not support watch-list

@@ -569,16 +569,7 @@ func TestFaultsEndToEnd(t *testing.T) {
 
 	t.Run(FaultNoEndBookmark, func(t *testing.T) {
 		fx := env.setup(t, Fault{Name: FaultNoEndBookmark}, 3)
-		for _, c := range fx.clients {
-			names := fx.names(t)
-			w := fx.streamingWatch(t, c)
-			evs := collect(w, 2*time.Second, nil)
-			fx.checkInitial(t, c, evs, names)
-			if b := bookmarks(evs); len(b) != 0 {
-				t.Errorf("%s: bookmarks %v, want none", c.enc, b)
-			}
-			fx.checkLaterPasses(t, c, w)
-		}
+		fx.checkStreamsWithoutBookmark(t)
 		fx.waitLog(t, "dropped the BOOKMARK", 2)
 		fx.checkUntouched(t)
 
@@ -626,18 +617,9 @@ func TestFaultsEndToEnd(t *testing.T) {
 		if len(evs) != len(names)+1 || evs[len(evs)-1].Annotations[metav1.InitialEventsAnnotationKey] != "true" {
 			t.Errorf("the apiserver's own answer to a plain watch: %v, want %d ADDED then the end bookmark", evs, len(names))
 		}
-		for _, c := range fx.clients {
-			names := fx.names(t)
-			w := fx.streamingWatch(t, c)
-			evs := collect(w, 2*time.Second, nil)
-			// kube-apiserver's answer to a plain watch with resourceVersion unset: one ADDED per
-			// object, and no bookmark
-			fx.checkInitial(t, c, evs, names)
-			if b := bookmarks(evs); len(b) != 0 {
-				t.Errorf("%s: bookmarks %v, want none", c.enc, b)
-			}
-			fx.checkLaterPasses(t, c, w)
-		}
+		// kube-apiserver's answer to a plain watch with resourceVersion unset: one ADDED per
+		// object, and no bookmark
+		fx.checkStreamsWithoutBookmark(t)
 		fx.waitLog(t, "as a plain watch (removed resourceVersionMatch=NotOlderThan, sendInitialEvents=true)", 2)
 		fx.waitLog(t, "that the apiserver's defaulting of the plain watch added", 2)
 		fx.checkUntouched(t)
@@ -855,6 +837,22 @@ func (fx *fixture) waitLog(t *testing.T, sub string, n int) {
 	waitFor(t, fmt.Sprintf("%d proxy log lines with %q", n, sub), 5*time.Second, func() bool { return len(fx.plog.grep(sub)) >= n })
 	if got := fx.plog.grep(sub); len(got) != n {
 		t.Errorf("%d proxy log lines with %q, want %d: %q", len(got), sub, n, got)
+	}
+}
+
+// checkStreamsWithoutBookmark: every client's streaming list brings one ADDED per object and no
+// bookmark at all, and the writes after it still pass.
+func (fx *fixture) checkStreamsWithoutBookmark(t *testing.T) {
+	t.Helper()
+	for _, c := range fx.clients {
+		names := fx.names(t)
+		w := fx.streamingWatch(t, c)
+		evs := collect(w, 2*time.Second, nil)
+		fx.checkInitial(t, c, evs, names)
+		if b := bookmarks(evs); len(b) != 0 {
+			t.Errorf("%s: bookmarks %v, want none", c.enc, b)
+		}
+		fx.checkLaterPasses(t, c, w)
 	}
 }
 
