@@ -11,8 +11,8 @@ compare: envtest ## one shared apiserver, every lab attached, one writer, the wi
 matrix: envtest ## every client cell x server version x scenario (x informer kind: KINDS=all), observed on the wire, as one grid (docs/matrix.md, docs/kinds.md)
 	cd harness && GOWORK=off go run ./cmd/matrix $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(KINDS),--kinds $(KINDS)) $(ARGS)
 
-bench: envtest ## kube-apiserver memory and sync time, K informers at once, LIST→WATCH vs streaming (docs/bench.md)
-	cd harness && GOWORK=off go run ./cmd/bench $(ARGS)
+bench: envtest ## kube-apiserver memory, CPU and bytes on the wire, K informers at once, LIST→WATCH vs streaming, across server versions (SERVERS=; docs/bench.md)
+	cd harness && GOWORK=off go run ./cmd/bench $(if $(SERVERS),-servers $(SERVERS)) $(ARGS)
 
 reliability: envtest ## faults, bad input, security and a 30-minute long run, as real processes (docs/reliability.md)
 	cd harness && GOWORK=off go run ./cmd/reliability $(ARGS)

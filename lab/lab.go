@@ -54,7 +54,7 @@ type Cell struct {
 
 type options struct {
 	kubeconfig, namespace, records, name, serverVersion, gate string
-	directListAt, kind                                        string
+	directListAt, kind, resource                              string
 	interval, duration                                        time.Duration
 	informers, klogV                                          int
 	quiet, directList                                         bool
@@ -119,6 +119,9 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return usageError{err}
 	}
+	if opts.resource == record.ResourceSecrets {
+		did = strings.TrimPrefix(did+"; ", "; ") + "watching Secrets (-resource secrets)"
+	}
 	out.Setup("", record.StepKind, opts.kind, did)
 
 	// client-go's own words (why it fell back, why it retried) go to the records too, apart
@@ -152,7 +155,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		icfg.Wrap(wire.WrapCounting(tag, out, counters, opts.quiet))
 		discovery := rest.CopyConfig(cfg)
 		discovery.Wrap(wire.Wrap(record.TagServer, out))
-		inf, err := kind.New(opts.kind, icfg, kind.Options{Namespace: opts.namespace, Tag: tag, Out: out, Quiet: opts.quiet, Discovery: discovery})
+		inf, err := kind.New(opts.kind, icfg, kind.Options{Namespace: opts.namespace, Tag: tag, Out: out, Quiet: opts.quiet, Resource: opts.resource, Discovery: discovery})
 		if err != nil {
 			return err
 		}
@@ -224,6 +227,7 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13)")
 	fs.StringVar(&o.gate, "watch-list", c.WatchList, "WatchListClient gate: on, off or default (client-go's own default)")
 	fs.StringVar(&o.kind, "kind", record.KindTypedConfigMaps, "the kind of informer: "+strings.Join(record.Kinds, ", "))
+	fs.StringVar(&o.resource, "resource", record.ResourceConfigMaps, "what the typed informers watch: "+record.ResourceConfigMaps+" or "+record.ResourceSecrets+" (make bench's KEP-3157 shape; no writer writes Secrets, so use it with -kubeconfig)")
 	fs.DurationVar(&o.interval, "interval", 3*time.Second, "time between two writes of the mutator")
 	fs.IntVar(&o.informers, "informers", 2, "how many independent informer factories (A, B, C, ...; at most 26)")
 	fs.BoolVar(&o.quiet, "quiet", false, "record only setup lines and per-informer counts (requests, bytes): no wire decoding, for benchmarks")
@@ -249,6 +253,12 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	}
 	if !record.IsKind(o.kind) {
 		return o, usageError{fmt.Errorf("-kind must be one of %s, got %q", strings.Join(record.Kinds, ", "), o.kind)}
+	}
+	switch {
+	case o.resource != record.ResourceConfigMaps && o.resource != record.ResourceSecrets:
+		return o, usageError{fmt.Errorf("-resource must be %s or %s, got %q", record.ResourceConfigMaps, record.ResourceSecrets, o.resource)}
+	case o.resource == record.ResourceSecrets && o.kind != record.KindTypedConfigMaps:
+		return o, usageError{fmt.Errorf("-resource %s works with -kind %s only (the typed factory), got -kind %s", record.ResourceSecrets, record.KindTypedConfigMaps, o.kind)}
 	}
 	if o.interval <= 0 {
 		return o, usageError{fmt.Errorf("-interval must be positive, got %s", o.interval)}

@@ -73,6 +73,9 @@ func (r Record) Text() string {
 		}
 		if r.Stats != nil {
 			fmt.Fprintf(&b, " requests=%d bytes=%d events=%d", r.Stats.Requests, r.Stats.Bytes, r.Stats.Events)
+			if w := r.Stats.Wire(); w != r.Stats.Bytes {
+				fmt.Fprintf(&b, " wire=%d", w)
+			}
 		}
 	}
 	return b.String()
@@ -137,6 +140,9 @@ func writeHTTP(b *strings.Builder, r Record, query, errText, detail string) {
 		b.WriteString(" -> error: " + errText)
 	} else {
 		fmt.Fprintf(b, " -> %d %s", r.Status, r.ContentType)
+		if r.Encoding != "" {
+			b.WriteString(" " + r.Encoding)
+		}
 	}
 	if r.Accept != "" {
 		b.WriteString(" (accept " + r.Accept + ")")

@@ -45,6 +45,7 @@ type Record struct {
 	Accept      string `json:"accept,omitempty"`
 	Status      int    `json:"status,omitempty"`
 	ContentType string `json:"contentType,omitempty"`
+	Encoding    string `json:"encoding,omitempty"` // the response's Content-Encoding as the server sent it ("gzip"), before the client's transport decompressed it
 	Error       string `json:"error,omitempty"`
 	Millis      int64  `json:"ms,omitempty"` // time to response headers
 
@@ -56,6 +57,8 @@ type Record struct {
 	Annotations map[string]string `json:"annotations,omitempty"` // bookmarks' annotations only
 	Items       []Item            `json:"items,omitempty"`       // LIST: the objects in the body
 	Tick        int               `json:"tick,omitempty"`        // MUTATOR: the tick written (a ConfigMap's data.tick, a Widget's spec.tick)
+	// LIST: its whole body; the initial-events-end BOOKMARK: its stream up to and with it.
+	Body *Body `json:"body,omitempty"`
 
 	// Counts of one informer's traffic so far (SETUP synced and stopped), kept also in -quiet mode.
 	Stats *Stats `json:"stats,omitempty"`
@@ -72,9 +75,26 @@ type Health struct {
 
 // Stats counts what one informer's client sent and received.
 type Stats struct {
-	Requests int   `json:"requests"`
-	Bytes    int64 `json:"bytes"`  // response body bytes the client read
-	Events   int   `json:"events"` // watch events decoded (0 in -quiet mode, which does not decode)
+	Requests  int   `json:"requests"`
+	Bytes     int64 `json:"bytes"`               // response body bytes the client read, after decompression
+	WireBytes int64 `json:"wireBytes,omitempty"` // the same bodies as they came off the connection (compressed where the server gzipped them); 0 in records older than this field
+	Events    int   `json:"events"`              // watch events decoded (0 in -quiet mode, which does not decode)
+}
+
+// Body is the size of one response body (or of a stream so far) two ways: as it came off the
+// connection, Content-Encoding applied, and as the client decoded it. HTTP/2 framing and TLS
+// are not counted. Wire equals Decoded when the server did not compress.
+type Body struct {
+	Wire    int64 `json:"wire"`
+	Decoded int64 `json:"decoded"`
+}
+
+// Wire returns the bytes off the connection, Bytes where a record predates WireBytes.
+func (s Stats) Wire() int64 {
+	if s.WireBytes == 0 {
+		return s.Bytes
+	}
+	return s.WireBytes
 }
 
 // Item is one object of a LIST body.

@@ -133,6 +133,13 @@ const (
 // Kinds lists the informer kinds in the order a matrix shows them.
 var Kinds = []string{KindTypedConfigMaps, KindSelector, KindMetadata, KindDynamicCRD, KindCR, KindCustomListWatch, KindCustomListWatchOptOut, KindCBOR}
 
+// What KindTypedConfigMaps's informers watch (the lab's -resource): ConfigMaps, on which the
+// writer writes, or Secrets, which make bench seeds in KEP-3157's shape and nobody writes.
+const (
+	ResourceConfigMaps = "configmaps"
+	ResourceSecrets    = "secrets"
+)
+
 // The label every object the writer creates carries, and KindSelector's informers select on.
 const (
 	SelectorLabel = "app"

@@ -49,6 +49,7 @@ type LabReport struct {
 	Broken   map[string]int             // per tag: watch streams that broke mid-stream
 	Sync     map[string]Handshake       // per tag
 	SyncTime map[string]time.Duration   // per tag: its first request to its sync point on the wire (0 if it never synced)
+	Received map[string]record.Stats    // per tag: what its client had read when it reported synced (its first SETUP synced's stats); no entry if it never synced or its log predates stats
 	After    map[string][]record.Record // per tag: its records after its own SETUP synced, handler calls left out
 	Reread   map[string]bool            // per tag: it listed or streamed again after its sync
 	Watchers map[string]*Watcher        // per tag: the steady phase
@@ -141,7 +142,7 @@ func Analyze(run *Run) *Report {
 
 func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 	lr := &LabReport{Name: lab.Name, Sync: map[string]Handshake{}, Watchers: map[string]*Watcher{}, Caches: map[string]string{},
-		Rewatch: map[string]int{}, Broken: map[string]int{}, Reread: map[string]bool{}}
+		Rewatch: map[string]int{}, Broken: map[string]int{}, Reread: map[string]bool{}, Received: map[string]record.Stats{}}
 	caches := map[string]*record.Record{}
 	tags := map[string]bool{}
 	for _, r := range lab.Records {
@@ -164,6 +165,12 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 			caches[r.Tag] = &rr
 		case r.Kind == record.Setup && r.Step == record.StepBroken:
 			lr.Broken[r.Tag]++
+		case r.Kind == record.Setup && r.Step == record.StepSynced && r.Stats != nil:
+			// A lab reports synced once per informer; were there a second, it would count
+			// steady-phase traffic too.
+			if _, ok := lr.Received[r.Tag]; !ok {
+				lr.Received[r.Tag] = *r.Stats
+			}
 		}
 	}
 	lr.Tags = sortedSet(tags)

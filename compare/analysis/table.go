@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -77,11 +78,30 @@ type verdictColumn struct {
 	cell  func(l *LabReport) (text string, notes []string)
 }
 
+// receivedTitle is the one extra column: a fact that only adds to the others, which the
+// terminal leaves out before it would cut the cells that carry the verdict (TerminalVerdict).
+const receivedTitle = "received\nto sync"
+
 // Verdict builds the verdict table. Which columns it has depends on the run: the steady
 // columns only when there was something to see, the direct List(), reconnect and fault
 // columns only in the scenarios that have them.
-func (r *Report) Verdict() Verdict {
+func (r *Report) Verdict() Verdict { return r.verdict(true) }
+
+// TerminalVerdict is the verdict for a terminal of width columns: without its extra columns
+// when they would make the others too wide to show whole. compare.txt's full table and
+// report.html keep every fact.
+func (r *Report) TerminalVerdict(width int) Verdict {
+	if v := r.verdict(true); total(v.natural()) <= width {
+		return v
+	}
+	return r.verdict(false)
+}
+
+func (r *Report) verdict(extras bool) Verdict {
 	cols := r.verdictColumns()
+	if !extras {
+		cols = slices.DeleteFunc(cols, func(c verdictColumn) bool { return c.title == receivedTitle })
+	}
 	v := Verdict{}
 	for _, c := range cols {
 		v.Columns = append(v.Columns, c.title)
@@ -138,6 +158,9 @@ func (r *Report) verdictColumns() []verdictColumn {
 	cols = append(cols,
 		verdictColumn{"initial\nsync", syncCell},
 		verdictColumn{"objects\ndelivered", objectsCell})
+	if slices.ContainsFunc(r.Labs, hasStats) {
+		cols = append(cols, verdictColumn{receivedTitle, receivedCell})
+	}
 	fault := record.IsFaultScenario(r.Scenario)
 	if fault {
 		// Nothing is expected of a server that does not play along: whether and when each
@@ -262,6 +285,98 @@ func informerCell(l *LabReport, what string, short, full func(Handshake) string)
 		}
 	}
 	return short(first), notes
+}
+
+// hasStats reports whether an informer of l reported stats at its sync: logs from before the
+// labs counted bytes have none, and a column of "?" would say nothing.
+func hasStats(l *LabReport) bool { return len(l.Received) > 0 }
+
+// receivedCell is the decoded bytes the informers' clients read until they synced. Where a
+// response came compressed, a footnote says which and the bytes off the connection: the cell
+// stays short (seven labs keep to TermWidth) and labs whose LIST (1.32, above 128 KiB) or
+// stream (1.37's WatchListCompression) was gzipped alike share one note.
+func receivedCell(l *LabReport) (string, []string) {
+	text := same(l, func(tag string) string {
+		s, ok := l.Received[tag]
+		switch {
+		case slices.Contains(l.Unsynced, tag):
+			return "-"
+		case !ok:
+			return "?" // synced, but its SETUP synced record has no stats
+		}
+		return FormatBytes(s.Bytes)
+	})
+	if !anyEncoded(l) {
+		return text, nil
+	}
+	return text, []string{"Content-Encoding until sync: " + same(l, func(tag string) string {
+		text, _ := encodings(l.Sync[tag])
+		if s, ok := l.Received[tag]; ok && s.Wire() != s.Bytes {
+			text += " (" + Size(s.Wire(), s.Bytes) + ")"
+		}
+		return text
+	})}
+}
+
+// anyEncoded reports whether one of l's informers got an encoded response before its sync.
+func anyEncoded(l *LabReport) bool {
+	return slices.ContainsFunc(l.Tags, func(tag string) bool {
+		_, encoded := encodings(l.Sync[tag])
+		return encoded
+	})
+}
+
+// encodings says which Content-Encoding each of an informer's initial responses came with,
+// encoded ones first: "gzip for the LIST; none for the WATCH". encoded reports whether one
+// was at all (never, in logs from before the labs recorded it).
+func encodings(h Handshake) (text string, encoded bool) {
+	by := map[string][]string{} // encoding, "" for none -> the requests' tokens, once each
+	for _, r := range h.Requests {
+		if r.Error != "" {
+			continue // no response
+		}
+		if t := record.Token(r); !slices.Contains(by[r.Encoding], t) {
+			by[r.Encoding] = append(by[r.Encoding], t)
+		}
+		encoded = encoded || r.Encoding != ""
+	}
+	var parts []string
+	for _, e := range slices.Sorted(maps.Keys(by)) {
+		if e != "" {
+			parts = append(parts, e+" for the "+strings.Join(by[e], ", "))
+		}
+	}
+	if none := by[""]; len(none) > 0 {
+		parts = append(parts, "none for the "+strings.Join(none, ", "))
+	}
+	return strings.Join(parts, "; "), encoded
+}
+
+// Size renders bytes received: "2.0 KiB", or, where they came compressed, both counts
+// ("1.1 KiB on the wire, 2.0 KiB decoded").
+func Size(wire, decoded int64) string {
+	if wire == decoded {
+		return FormatBytes(decoded)
+	}
+	return FormatBytes(wire) + " on the wire, " + FormatBytes(decoded) + " decoded"
+}
+
+// FormatBytes renders n in binary units with two or three significant digits: "870 B",
+// "2.6 KiB", "310 KiB", "1.2 MiB".
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	switch {
+	case u == 0:
+		return fmt.Sprintf("%d B", n)
+	case v < 10:
+		return fmt.Sprintf("%.1f %s", v, units[u])
+	}
+	return fmt.Sprintf("%.0f %s", v, units[u])
 }
 
 func expectedCell(l *LabReport) (string, []string) {
@@ -402,17 +517,7 @@ const columnGap = "  "
 // fit returns the column widths: each as wide as its widest cell or title line, then the
 // widest narrowed until the table fits width.
 func (v Verdict) fit(width int) []int {
-	widths := make([]int, len(v.Columns))
-	for i, t := range v.Columns {
-		for _, line := range strings.Split(t, "\n") {
-			widths[i] = max(widths[i], runes(line))
-		}
-	}
-	for _, row := range v.Rows {
-		for i, c := range row {
-			widths[i] = max(widths[i], runes(c.String()))
-		}
-	}
+	widths := v.natural()
 	const narrowest = 4 // below that a cell says nothing; the table is then allowed to be wider
 	for total(widths) > width {
 		widest := 0
@@ -425,6 +530,22 @@ func (v Verdict) fit(width int) []int {
 			break
 		}
 		widths[widest]--
+	}
+	return widths
+}
+
+// natural is each column's width with nothing cut: its widest cell or title line.
+func (v Verdict) natural() []int {
+	widths := make([]int, len(v.Columns))
+	for i, t := range v.Columns {
+		for _, line := range strings.Split(t, "\n") {
+			widths[i] = max(widths[i], runes(line))
+		}
+	}
+	for _, row := range v.Rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], runes(c.String()))
+		}
 	}
 	return widths
 }

@@ -74,7 +74,7 @@ func (r *Report) write(w io.Writer, detail bool) {
 	}
 
 	fmt.Fprintf(w, "\n== verdict ==\n")
-	for _, line := range r.Verdict().Lines(TermWidth) {
+	for _, line := range r.TerminalVerdict(TermWidth).Lines(TermWidth) {
 		fmt.Fprintln(w, line)
 	}
 	if detail {
@@ -149,6 +149,32 @@ func (r *Report) Table() [][]string {
 	add("Accept → content type", func(l *LabReport) string {
 		return perInformer(l, func(h Handshake) string { return h.Wire })
 	})
+	if slices.ContainsFunc(r.Labs, hasStats) {
+		add("received until sync", func(l *LabReport) string {
+			return same(l, func(tag string) string {
+				s, ok := l.Received[tag]
+				switch {
+				case slices.Contains(l.Unsynced, tag):
+					return "never synced"
+				case !ok:
+					return "? (no stats in its SETUP synced record)"
+				}
+				text := fmt.Sprintf("%d B decoded", s.Bytes)
+				if s.Wire() != s.Bytes {
+					text += fmt.Sprintf(", %d B on the wire", s.Wire())
+				}
+				return text + fmt.Sprintf(" (%d req)", s.Requests)
+			})
+		})
+	}
+	if slices.ContainsFunc(r.Labs, anyEncoded) {
+		add("Content-Encoding until sync", func(l *LabReport) string {
+			return perInformer(l, func(h Handshake) string {
+				text, _ := encodings(h)
+				return text
+			})
+		})
+	}
 	add("steady events seen", func(l *LabReport) string {
 		return perWatcher(l, func(w *Watcher) string {
 			s := fmt.Sprint(len(w.Events))

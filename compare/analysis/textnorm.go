@@ -17,7 +17,10 @@ var volatileInText = []struct {
 	{regexp.MustCompile(`(too old resource version): [0-9]+ \([0-9]+\)`), "${1}: " + record.PlaceholderRV + " (" + record.PlaceholderRV + ")"},
 	{regexp.MustCompile(`\b(timeout)=[0-9hms.]+`), "${1}=" + record.PlaceholderTimeout},
 	{regexp.MustCompile(`\b(timeoutSeconds)=[0-9]+`), "${1}=" + record.PlaceholderTimeout},
-	{regexp.MustCompile(`\b(data\.tick|bytes|ms)=[0-9]+`), "${1}=<N>"},
+	{regexp.MustCompile(`\b(data\.tick|bytes|wire|ms)=[0-9]+`), "${1}=<N>"},
+	// Sizes as FormatBytes prints them ("2.6 KiB"): a body's uids, timestamps and rvs change
+	// its length by a few bytes from run to run.
+	{regexp.MustCompile(`\b[0-9]+(\.[0-9]+)? [KMGT]iB\b`), "<SIZE>"},
 	{regexp.MustCompile(`\b[0-9]+(\.[0-9]+)? ?(µs|ms|s|m)\b`), "<DUR>"},
 	{regexp.MustCompile(`(/[A-Za-z0-9._-]+)*/(tmp|out)/[A-Za-z0-9._/-]*`), "<PATH>"},
 	{regexp.MustCompile(`-{3,}`), "---"},

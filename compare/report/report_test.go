@@ -163,6 +163,42 @@ func sevenLabs() *synth.Run {
 	return r
 }
 
+// What the informers received until they synced, and how it was encoded, is on the page: the
+// verdict's column and footnote, the full table's rows, and the arrows of the responses that
+// came gzipped (a LIST on 1.32, a watch-list stream on 1.37) with their bodies' sizes on hover.
+func TestWriteReceived(t *testing.T) {
+	r := synth.New("", "v1.32.13", "",
+		synth.Lab{Name: "client-v031", ClientGo: "v0.31.14", Gate: "off", GateHow: "client-go default", Shape: synth.ListWatch},
+		synth.Lab{Name: "client-v037", ClientGo: "v0.37.2", Gate: "on", GateHow: "client-go default", Shape: synth.Stream})
+	r.Received("client-v031", "", 310<<10, 1229<<10, record.TokenList)
+	r.Received("client-v037", "", 1130, 2085, record.TokenStream)
+	r.Writes(2)
+	r.Stop()
+	dir := t.TempDir()
+	if err := r.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	page, _, _ := render(t, dir)
+	text := html.UnescapeString(page)
+	for _, want := range []string{
+		"<th>received<br/>to sync</th>",
+		"<td>1.2 MiB<sup>[1]</sup></td>", "<td>2.0 KiB<sup>[2]</sup></td>",
+		"Content-Encoding until sync: gzip for the LIST; none for the WATCH (310 KiB on the wire, 1.2 MiB decoded)",
+		"Content-Encoding until sync: gzip for the STREAM (1.1 KiB on the wire, 2.0 KiB decoded)",
+		"<th>received until sync</th><td>1258496 B decoded, 317440 B on the wire (2 req)</td>",
+		">GET ?limit=500&resourceVersion=0 → gzip</text>",                                                    // the LIST's arrow
+		"&resourceVersionMatch=NotOlderThan&sendInitial… → gzip</text>",                                      // the stream's, its query cut, its answer kept
+		"items=3 [seed-cm-0 seed-cm-1 seed-cm-2] (body 310 KiB on the wire, 1.2 MiB decoded)</title>",        // the LIST body's hover
+		" (stream up to here 1.1 KiB on the wire, 2.0 KiB decoded)</title>",                                  // the end bookmark's
+		"-[HTTP][A] GET /api/v1/configmaps?limit=500&resourceVersion=0 -> 200 application/json gzip (accept", // the diff's lines
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	checkWellFormed(t, page)
+}
+
 // A watcher that missed a write: the page says the verdict fails and marks the missing event.
 func TestWriteFails(t *testing.T) {
 	run, err := analysis.LoadRun(filepath.Join("..", "testdata", "runs", "synthetic"))
@@ -240,6 +276,7 @@ func TestFit(t *testing.T) {
 		{"short", 100, "short"},
 		{"abcdefghij", 5 * charW, "abcd…"},
 		{"abc", 0, "abc"},
+		{"WATCH ?abcdefghij → gzip", 16 * charW, "WATCH ?a… → gzip"}, // the answer kept whole
 	} {
 		if got := fit(tt.s, tt.width); got != tt.want {
 			t.Errorf("fit(%q, %v) = %q, want %q", tt.s, tt.width, got, tt.want)

@@ -35,6 +35,15 @@ func messages(initial []record.Record) []message {
 	status := map[string]int{} // per tag, the status of its last response
 	for _, r := range initial {
 		m := message{tag: r.Tag, class: string(r.Kind), title: r.Text()}
+		if r.Body != nil {
+			// On hover only: in the label, labs whose bodies differ by a few bytes would no
+			// longer share a diagram.
+			what := "body" // a LIST's
+			if r.Kind == record.WatchEvent {
+				what = "stream up to here" // the initial-events-end bookmark's
+			}
+			m.title += " (" + what + " " + analysis.Size(r.Body.Wire, r.Body.Decoded) + ")"
+		}
 		switch {
 		case r.Kind == record.HTTP:
 			status[r.Tag] = r.Status
@@ -63,7 +72,8 @@ func messages(initial []record.Record) []message {
 }
 
 // requestLabel is "GET ?limit=500&resourceVersion=0" or "WATCH ?allowWatchBookmarks=true&…",
-// with the response status when it was not 2xx.
+// with the response status when it was not 2xx and its Content-Encoding when it had one
+// ("→ gzip": a compressed LIST, or 1.37's compressed watch-list stream).
 func requestLabel(r record.Record, initial []record.Record) string {
 	verb, query := r.Method, analysis.InitialQuery(r, initial)
 	if q, _ := url.ParseQuery(r.Query); r.Method == "GET" && q.Get("watch") == "true" {
@@ -75,6 +85,9 @@ func requestLabel(r record.Record, initial []record.Record) string {
 		s += " → error"
 	case r.Status < 200 || r.Status > 299:
 		s += fmt.Sprintf(" → %d", r.Status)
+	}
+	if r.Encoding != "" {
+		s += " → " + r.Encoding
 	}
 	return s
 }
@@ -148,12 +161,19 @@ func sequenceSVG(labs []string, initial []record.Record) template.HTML {
 	return template.HTML(b.String())
 }
 
-// fit shortens s with an ellipsis to what width units of monospace text hold.
-func fit(s string, width float64) string {
-	n := int(width / charW)
+// fit shortens s with an ellipsis to what width units of monospace text hold. What follows
+// " → " (a response's status or encoding, after a long query) is kept whole: it is the answer.
+func fit(s string, width float64) string { return fitRunes(s, int(width/charW)) }
+
+func fitRunes(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n || n < 2 {
 		return s
+	}
+	if head, outcome, ok := strings.Cut(s, " → "); ok {
+		if keep := n - len([]rune(outcome)) - len([]rune(" → ")); keep >= 2 {
+			return fitRunes(head, keep) + " → " + outcome
+		}
 	}
 	return string(r[:n-1]) + "…"
 }

@@ -46,6 +46,7 @@ type Options struct {
 	Tag       string         // the informer's tag in the records: A, B, ...
 	Out       *record.Writer // HANDLER records go here, unless Quiet
 	Quiet     bool
+	Resource  string // KindTypedConfigMaps only: record.ResourceConfigMaps ("" too) or record.ResourceSecrets
 	// Discovery is the config controller-runtime's REST mapper discovers with: its requests are
 	// not the informer's, and stay off its tag.
 	Discovery *rest.Config
@@ -134,7 +135,15 @@ func typed(cfg *rest.Config, o Options, selected bool) (Informer, error) {
 		opts = append(opts, informers.WithTweakListOptions(func(l *metav1.ListOptions) { l.LabelSelector = Selector(record.KindSelector) }))
 	}
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, opts...)
-	return newFactory(f.Start, f.Shutdown, f.Core().V1().ConfigMaps().Informer(), o)
+	// Asking the factory for an informer registers it, and Start starts every one registered:
+	// ask for the one watched only.
+	var inf cache.SharedIndexInformer
+	if o.Resource == record.ResourceSecrets {
+		inf = f.Core().V1().Secrets().Informer()
+	} else {
+		inf = f.Core().V1().ConfigMaps().Informer()
+	}
+	return newFactory(f.Start, f.Shutdown, inf, o)
 }
 
 func metadataOnly(cfg *rest.Config, o Options) (Informer, error) {

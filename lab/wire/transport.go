@@ -22,16 +22,17 @@ import (
 )
 
 // Wrap returns a function for rest.Config.Wrap: every request made through that config is
-// recorded under tag. Only the method, path, query, Accept and the response's status and
-// content type are recorded: headers carrying credentials (Authorization, cookies) never are,
-// and TLS client keys live below this layer.
+// recorded under tag. Only the method, path, query, Accept and the response's status, content
+// type and content encoding are recorded: headers carrying credentials (Authorization,
+// cookies) never are, and TLS client keys live below this layer.
 func Wrap(tag string, w *record.Writer) func(http.RoundTripper) http.RoundTripper {
 	return WrapCounting(tag, w, nil, false)
 }
 
 // WrapCounting is Wrap that also counts requests, body bytes and events into c (if not nil).
-// Quiet writes no records and decodes nothing: it only counts bytes, so that a benchmark
-// measures the apiserver and the reflector, not this logger.
+// Quiet writes no records and decodes nothing: it only counts bytes (off the connection and
+// decompressed, see asksGzip), so that a benchmark measures the apiserver and the reflector, not
+// this logger.
 func WrapCounting(tag string, w *record.Writer, c *Counters, quiet bool) func(http.RoundTripper) http.RoundTripper {
 	if c == nil {
 		c = &Counters{}
@@ -44,12 +45,12 @@ func WrapCounting(tag string, w *record.Writer, c *Counters, quiet bool) func(ht
 // Counters is one informer's traffic, safe for concurrent use.
 type Counters struct {
 	requests, events atomic.Int64
-	bytes            atomic.Int64
+	bytes, wireBytes atomic.Int64 // response bodies as the client read them, and off the connection
 }
 
 // Stats returns the counts so far.
 func (c *Counters) Stats() *record.Stats {
-	return &record.Stats{Requests: int(c.requests.Load()), Bytes: c.bytes.Load(), Events: int(c.events.Load())}
+	return &record.Stats{Requests: int(c.requests.Load()), Bytes: c.bytes.Load(), WireBytes: c.wireBytes.Load(), Events: int(c.events.Load())}
 }
 
 type transport struct {
@@ -62,15 +63,14 @@ type transport struct {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.count.requests.Add(1)
+	start := time.Now()
+	resp, askedGzip, err := t.send(req)
 	if t.quiet {
-		resp, err := t.next.RoundTrip(req)
 		if err == nil {
-			resp.Body = &countingBody{ReadCloser: resp.Body, n: &t.count.bytes}
+			measure(resp, askedGzip, t.count)
 		}
 		return resp, err
 	}
-	start := time.Now()
-	resp, err := t.next.RoundTrip(req)
 	rec := record.Record{
 		Kind:   record.HTTP,
 		Tag:    t.tag,
@@ -87,13 +87,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rec.Status = resp.StatusCode
 	rec.ContentType = resp.Header.Get("Content-Type")
+	rec.Encoding = resp.Header.Get("Content-Encoding") // before measure takes the gzip off
+	size := measure(resp, askedGzip, t.count)
 	if resp.StatusCode >= 400 {
 		rec.Detail = statusMessage(resp)
 	}
 	t.out.Write(rec)
-	resp.Body = &countingBody{ReadCloser: resp.Body, n: &t.count.bytes}
 
 	if req.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
+		return resp, nil
+	}
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" {
+		t.out.Setup(t.tag, record.StepFault, "undecodable response", "content encoding "+enc+" is the client's own to decode (it asked for it); its objects and events are not logged")
 		return resp, nil
 	}
 	info, ok := serializerFor(rec.ContentType)
@@ -102,11 +107,27 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	if req.URL.Query().Get("watch") == "true" {
-		resp.Body = t.tapWatch(resp.Body, info)
+		resp.Body = t.tapWatch(resp.Body, info, size)
 	} else {
-		resp.Body = &listTap{body: resp.Body, t: t, info: info}
+		resp.Body = &listTap{body: resp.Body, t: t, info: info, size: size}
 	}
 	return resp, nil
+}
+
+// send sends req to next, asking for gzip itself where Go's transport would have (see
+// asksGzip), on a copy: the caller's request is the caller's.
+func (t *transport) send(req *http.Request) (*http.Response, bool, error) {
+	if !asksGzip(t.next, req) {
+		resp, err := t.next.RoundTrip(req)
+		return resp, false, err
+	}
+	sent := req.Clone(req.Context())
+	sent.Header.Set("Accept-Encoding", "gzip")
+	resp, err := t.next.RoundTrip(sent)
+	if err == nil {
+		resp.Request = req
+	}
+	return resp, true, err
 }
 
 // statusMessage reads an error response's body (a small Status), puts it back for the
@@ -136,14 +157,18 @@ func statusMessage(resp *http.Response) string {
 //
 // Close waits for the decoder: the events of the bytes the client read are recorded by the time
 // its watch is stopped, so nothing the stream carried is logged after, say, the lab's "stopped".
-func (t *transport) tapWatch(body io.ReadCloser, info runtime.SerializerInfo) io.ReadCloser {
+func (t *transport) tapWatch(body io.ReadCloser, info runtime.SerializerInfo, size *sizes) io.ReadCloser {
 	pr, pw := io.Pipe()
 	done := make(chan struct{})
-	go func() { defer close(done); t.decodeWatch(pr, info) }()
+	go func() { defer close(done); t.decodeWatch(pr, info, size) }()
 	return &watchTap{body: body, pw: pw, decoded: done}
 }
 
-func (t *transport) decodeWatch(pr *io.PipeReader, info runtime.SerializerInfo) {
+// decodeWatch records each event; the initial-events-end bookmark with the stream's size so
+// far: what the client had read when the wire decoded it. The server flushes right after that
+// bookmark, so this is the stream up to and with it, give or take the few bytes of a gzip
+// member's end that the gzip reader had not yet needed.
+func (t *transport) decodeWatch(pr *io.PipeReader, info runtime.SerializerInfo, size *sizes) {
 	// Whatever happens, keep draining so the client's reads never block on us.
 	defer io.Copy(io.Discard, pr)
 	stream := info.StreamSerializer
@@ -168,7 +193,11 @@ func (t *transport) decodeWatch(pr *io.PipeReader, info runtime.SerializerInfo) 
 			return
 		}
 		t.count.events.Add(1)
-		t.out.Write(eventRecord(t.tag, string(typ), obj))
+		rec := eventRecord(t.tag, string(typ), obj)
+		if record.IsEndBookmark(rec) {
+			rec.Body = size.body()
+		}
+		t.out.Write(rec)
 	}
 }
 
@@ -188,18 +217,6 @@ func eventRecord(tag, typ string, obj runtime.Object) record.Record {
 		rec.Annotations = m.GetAnnotations()
 	}
 	return rec
-}
-
-// countingBody counts the bytes the client reads.
-type countingBody struct {
-	io.ReadCloser
-	n *atomic.Int64
-}
-
-func (c *countingBody) Read(p []byte) (int, error) {
-	n, err := c.ReadCloser.Read(p)
-	c.n.Add(int64(n))
-	return n, err
 }
 
 type watchTap struct {
@@ -233,6 +250,7 @@ type listTap struct {
 	body io.ReadCloser
 	t    *transport
 	info runtime.SerializerInfo
+	size *sizes
 	buf  bytes.Buffer
 	done bool
 }
@@ -261,7 +279,7 @@ func (l *listTap) decode() {
 	if err != nil || !meta.IsListType(obj) || obj.GetObjectKind().GroupVersionKind().Group == discoveryGroup {
 		return // not a list (discovery, a single object): the HTTP line says enough
 	}
-	rec := record.Record{Kind: record.List, Tag: l.t.tag}
+	rec := record.Record{Kind: record.List, Tag: l.t.tag, Body: l.size.body()}
 	if lm, err := meta.ListAccessor(obj); err == nil {
 		rec.RV = lm.GetResourceVersion()
 	}

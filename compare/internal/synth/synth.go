@@ -260,6 +260,45 @@ func (r *Run) Miss(lab, tag string, n int) { r.find(lab, tag).miss = n }
 // Forget removes an object from one watcher's cache (lost data at stop).
 func (r *Run) Forget(lab, tag, name string) { delete(r.find(lab, tag).store, name) }
 
+// Received sets what one informer's client read until its sync (tag "" for both): the stats of
+// its SETUP synced record (wire 0: a log from before WireBytes), and, when gzipped names a
+// request token (record.TokenList, record.TokenStream), a gzip Content-Encoding on those
+// initial responses, with the LIST body or the stream up to its end bookmark as Body.
+func (r *Run) Received(lab, tag string, wire, decoded int64, gzipped string) {
+	synced := map[string]bool{}
+	requests, events := map[string]int{}, map[string]int{}
+	recs := r.Logs[lab]
+	for i := range recs {
+		rec := &recs[i]
+		if (tag != "" && rec.Tag != tag) || synced[rec.Tag] {
+			continue
+		}
+		switch rec.Kind {
+		case record.HTTP:
+			requests[rec.Tag]++
+		case record.WatchEvent:
+			events[rec.Tag]++
+		}
+		switch {
+		case rec.Kind == record.Setup && rec.Step == record.StepSynced:
+			rec.Stats = &record.Stats{Requests: requests[rec.Tag], Bytes: decoded, WireBytes: wire, Events: events[rec.Tag]}
+			synced[rec.Tag] = true
+		case gzipped == "":
+		case rec.Kind == record.HTTP && record.Token(*rec) == gzipped:
+			rec.Encoding = "gzip"
+		case rec.Kind == record.List && gzipped == record.TokenList, record.IsEndBookmark(*rec) && gzipped == record.TokenStream:
+			rec.Body = &record.Body{Wire: wire, Decoded: decoded}
+		}
+	}
+}
+
+// Unsync removes one informer's SETUP synced record: it never synced.
+func (r *Run) Unsync(lab, tag string) {
+	r.Logs[lab] = slices.DeleteFunc(r.Logs[lab], func(rec record.Record) bool {
+		return rec.Tag == tag && rec.Kind == record.Setup && rec.Step == record.StepSynced
+	})
+}
+
 // Reconnect ends every watch (the proxy's short timeout) and each reflector watches again: from
 // its last rv, or, for a lab with Restream, by streaming the initial events again.
 func (r *Run) Reconnect() {

@@ -9,11 +9,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"informer-lab/envtestbin"
 	"informer-lab/harness/internal/rundir"
+	"informer-lab/harness/internal/servers"
+	"informer-lab/record"
 )
 
 // The lab module every run starts: client-go v0.32.13, whose -watch-list flag picks the mode.
@@ -46,26 +51,40 @@ func (m Mode) Title() string {
 	return "LIST→WATCH"
 }
 
-// Case is one seeded collection.
+// Case is one seeded collection, a shape.
 type Case struct {
-	Name    string // "large", "small"
-	Objects int
-	Size    int64 // data bytes per ConfigMap
+	Name     string // "large", "small", "secrets"
+	Objects  int
+	Size     int64  // data bytes per object: base64 text in a ConfigMap, random bytes in a Secret
+	Resource string // record.ResourceConfigMaps or record.ResourceSecrets
+	Ks       []int  // the K this case runs at; nil: every -k
 }
 
 func (c Case) String() string {
-	return fmt.Sprintf("%s: %d ConfigMaps × %s (%s)", c.Name, c.Objects, FormatBytes(c.Size), FormatBytes(int64(c.Objects)*c.Size))
+	noun := "ConfigMaps"
+	if c.Resource == record.ResourceSecrets {
+		noun = "Secrets"
+	}
+	return fmt.Sprintf("%s: %d %s × %s (%s)", c.Name, c.Objects, noun, FormatBytes(c.Size), FormatBytes(int64(c.Objects)*c.Size))
 }
 
+// DefaultServers are the servers of make bench: the last before streaming LIST encoding
+// (1.32), the first with it (1.33, whose WatchList gate is off by default: once as it comes,
+// where a client's streaming list is refused, and once with the gate on), the first with LISTs
+// from cache snapshots (1.34), the first with compressed watch lists (1.37), and 1.37 with that
+// compression off.
+var DefaultServers = "1.32.13,1.33.13,1.33.13:WatchList=true,1.34.4,1.37.2,1.37.2:WatchListCompression=false"
+
 type options struct {
-	root, out, serverVersion, cases string
-	from                            string // re-render this run directory's results.json
-	ks                              []int
-	large, small                    Case
-	repeats, workers                int
-	interval, syncTimeout, settle   time.Duration
-	memFactor                       float64
-	overhead, docs, quick, fresh    bool
+	root, out, cases              string
+	from                          string // re-render this run directory's results.json
+	servers                       []servers.Server
+	ks                            []int
+	large, small, secrets         Case
+	repeats, workers              int
+	interval, syncTimeout, settle time.Duration
+	memFactor                     float64
+	overhead, docs, quick, fresh  bool
 }
 
 // Run is make bench's main; it returns the exit code: 0, 1 when the run failed, 2 for bad flags.
@@ -95,25 +114,29 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
-	o := options{large: Case{Name: "large"}, small: Case{Name: "small"}}
-	var ks string
-	var largeKiB, smallKiB int
+	o := options{large: Case{Name: "large", Resource: record.ResourceConfigMaps}, small: Case{Name: "small", Resource: record.ResourceConfigMaps},
+		secrets: Case{Name: "secrets", Resource: record.ResourceSecrets}}
+	var ks, serverList string
+	var largeKiB, smallKiB, secretsK int
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and "+labModule+" (default: found from the working directory)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
-	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13)")
-	fs.StringVar(&o.cases, "cases", "large,small", "which collections to seed and measure: large, small or both")
+	fs.StringVar(&serverList, "servers", DefaultServers, "kube-apiservers to measure, one after the other, each on its own etcd: versions X.Y.Z, each optionally with feature gates after a colon (1.37.2:WatchListCompression=false); built from the Go module proxy when missing")
+	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets")
 	fs.IntVar(&o.large.Objects, "large-count", 200, "ConfigMaps in the large-objects case")
 	fs.IntVar(&largeKiB, "large-kib", 512, "KiB of data per ConfigMap in the large-objects case (at most 1000: ConfigMaps are limited to 1 MiB)")
 	fs.IntVar(&o.small.Objects, "small-count", 20000, "ConfigMaps in the many-small-objects case")
 	fs.IntVar(&smallKiB, "small-kib", 1, "KiB of data per ConfigMap in the many-small-objects case")
+	fs.IntVar(&o.secrets.Objects, "secrets-count", 400, "Secrets in KEP-3157's shape (its manual test: 400 Secrets of about 1 MB, 16 informers)")
+	fs.Int64Var(&o.secrets.Size, "secrets-bytes", 760000, "random bytes per Secret (the perf-tests watch-list job writes 760,000; at most 1,000,000)")
+	fs.IntVar(&secretsK, "secrets-k", 16, "informers started at once in the secrets case (it runs at this K only)")
 	fs.StringVar(&ks, "k", "1,4,8,16", "informers started at once, comma-separated (each 1 to 26)")
 	fs.IntVar(&o.repeats, "repeats", 3, "runs per mode and point; the modes alternate run after run")
 	fs.DurationVar(&o.interval, "interval", 20*time.Millisecond, "VmRSS sampling interval")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 5*time.Minute, "how long one run's informers may take to sync")
 	fs.DurationVar(&o.settle, "settle", 30*time.Second, "at most this long waiting for the apiserver's memory to settle before a run")
-	fs.Float64Var(&o.memFactor, "mem-factor", 6, "memory guard: refuse when count × (size + 2 KiB) × max K × this exceeds MemAvailable")
+	fs.Float64Var(&o.memFactor, "mem-factor", 4.5, "memory guard: refuse when count × (size + 2 KiB) × max K × this exceeds MemAvailable (measured: apiserver and lab together peak at about 4× for LIST→WATCH)")
 	fs.IntVar(&o.workers, "workers", 16, "concurrent creates while seeding")
 	fs.BoolVar(&o.overhead, "overhead", true, "also measure the harness's overhead: the largest K of the small case, streaming, with and without wire logging")
 	fs.BoolVar(&o.fresh, "fresh", true, "start each run on a fresh kube-apiserver process (killed and restarted on the same etcd, port and certificates); -fresh=false measures every run on one process")
@@ -130,10 +153,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		quick := map[string]func(){
-			"large-count": func() { o.large.Objects = 50 },
-			"small-count": func() { o.small.Objects = 4000 },
-			"k":           func() { ks = "1,8" },
-			"repeats":     func() { o.repeats = 1 },
+			"large-count":   func() { o.large.Objects = 50 },
+			"small-count":   func() { o.small.Objects = 4000 },
+			"k":             func() { ks = "1,8" },
+			"repeats":       func() { o.repeats = 1 },
+			"secrets-count": func() { o.secrets.Objects = 40 },
+			"servers":       func() { serverList = envtestbin.DefaultVersion },
 		}
 		for name, apply := range quick {
 			if !set[name] {
@@ -142,6 +167,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	o.large.Size, o.small.Size = int64(largeKiB)<<10, int64(smallKiB)<<10
+	if secretsK < 1 || secretsK > 26 {
+		return o, fmt.Errorf("-secrets-k: %d is not a number of informers from 1 to 26", secretsK)
+	}
+	o.secrets.Ks = []int{secretsK}
+	var err error
+	if o.servers, err = servers.ParseList(serverList); err != nil {
+		return o, fmt.Errorf("-servers: %w", err)
+	}
+	if len(o.servers) == 0 {
+		return o, errors.New("-servers: no server given")
+	}
 	for _, f := range strings.Split(ks, ",") {
 		k, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || k < 1 || k > 26 {
@@ -152,8 +188,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	switch {
 	case o.repeats < 1:
 		return o, fmt.Errorf("-repeats must be at least 1, got %d", o.repeats)
-	case o.large.Objects < 1 || o.small.Objects < 1:
-		return o, fmt.Errorf("-large-count and -small-count must be at least 1")
+	case o.large.Objects < 1 || o.small.Objects < 1 || o.secrets.Objects < 1:
+		return o, fmt.Errorf("-large-count, -small-count and -secrets-count must be at least 1")
+	case o.secrets.Size < 1 || o.secrets.Size > 1000000:
+		return o, fmt.Errorf("-secrets-bytes must be 1 to 1000000 (a Secret holds at most 1 MiB), got %d", o.secrets.Size)
 	case largeKiB < 1 || largeKiB > 1000 || smallKiB < 1 || smallKiB > 1000:
 		return o, fmt.Errorf("-large-kib and -small-kib must be 1 to 1000 (a ConfigMap holds at most 1 MiB)")
 	case o.interval <= 0 || o.workers < 1 || o.memFactor <= 0:
@@ -162,8 +200,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if _, err := o.selected(); err != nil {
 		return o, err
 	}
-	var err error
 	o.root, o.out, err = rundir.Defaults(o.root, o.out)
+	if err == nil && o.from != "" && !filepath.IsAbs(o.from) {
+		if _, serr := os.Stat(o.from); serr != nil {
+			o.from = filepath.Join(o.root, o.from) // make runs in harness/: "out/…" is the root's
+		}
+	}
 	return o, err
 }
 
@@ -176,11 +218,21 @@ func (o options) selected() ([]Case, error) {
 			cs = append(cs, o.large)
 		case "small":
 			cs = append(cs, o.small)
+		case "secrets":
+			cs = append(cs, o.secrets)
 		default:
-			return nil, fmt.Errorf("-cases: unknown case %q (large, small)", name)
+			return nil, fmt.Errorf("-cases: unknown case %q (large, small, secrets)", name)
 		}
 	}
 	return cs, nil
+}
+
+// ks is the K the case runs at, in increasing order.
+func (o options) ksOf(c Case) []int {
+	if c.Ks != nil {
+		return sortedKs(c.Ks)
+	}
+	return sortedKs(o.ks)
 }
 
 func (o options) maxK() int {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"io"
 	"math"
@@ -88,13 +89,17 @@ func TestTableAligns(t *testing.T) {
 	}
 }
 
-// results makes runs with the given apiserver peaks above a 300 MiB baseline.
+// results makes runs on server "1.32.13" with the given apiserver peaks above a 300 MiB baseline.
 func results(c string, k int, m Mode, peaksMiB ...float64) []Result {
+	return serverResults("1.32.13", c, k, m, peaksMiB...)
+}
+
+func serverResults(server, c string, k int, m Mode, peaksMiB ...float64) []Result {
 	var rs []Result
 	for i, p := range peaksMiB {
 		base := int64(300 << 20)
-		rs = append(rs, Result{Case: c, K: k, Mode: m, Rep: i + 1, APIBaseline: base, APIPeakHWM: base + int64(p*(1<<20)), SyncMillis: 1000 * p / 100,
-			Requests: 2 * k, Bytes: 100 << 20, LabPeakHWM: 50 << 20})
+		rs = append(rs, Result{Server: server, Case: c, K: k, Mode: m, Rep: i + 1, APIBaseline: base, APIPeakHWM: base + int64(p*(1<<20)), SyncMillis: 1000 * p / 100,
+			Requests: 2 * k, Bytes: 100 << 20, WireBytes: 40 << 20, APICPUMillis: 10 * p, LabPeakHWM: 50 << 20})
 	}
 	return rs
 }
@@ -103,9 +108,10 @@ func TestCaseTable(t *testing.T) {
 	var rs []Result
 	rs = append(rs, results("large", 16, List, 2000, 1800, 2200)...)
 	rs = append(rs, results("large", 16, Streaming, 100, 120, 80)...)
-	rs = append(rs, results("other", 16, List, 1)...) // another case: must not count
-	got := CaseTable(rs, Case{Name: "large"}, []int{16})
-	for _, want := range []string{"| 16 ", "| 2000 (1800–2200) ", "| 100 (80–120) ", "| 0.050× ", "| 32 / 32 ", "| 100 / 100 "} {
+	rs = append(rs, results("other", 16, List, 1)...)                       // another case: must not count
+	rs = append(rs, serverResults("1.37.2", "large", 16, List, 1, 1, 1)...) // another server: must not count
+	got := CaseTable(rs, "1.32.13", Case{Name: "large"}, []int{16})
+	for _, want := range []string{"| 16 ", "| 2000 (1800–2200) ", "| 100 (80–120) ", "| 0.050× ", "| 32 / 32 ", "| 100 / 100 ", "| 40 / 40 ", "| 20.0 (18.0–22.0) / 1.0 (0.8–1.2) "} {
 		if !strings.Contains(got, want) {
 			t.Errorf("CaseTable lacks %q:\n%s", want, got)
 		}
@@ -121,7 +127,7 @@ func TestSVG(t *testing.T) {
 	rs = append(rs, results("large", 16, List, 2000, 2400)...)
 	rs = append(rs, results("large", 1, Streaming, 10)...)
 	rs = append(rs, results("large", 16, Streaming, 50)...)
-	svg := SVG(`large: 200 × 512 KiB <"&">`, CasePanels(rs, Case{Name: "large"}, []int{1, 16}))
+	svg := SVG(`large: 200 × 512 KiB <"&">`, CasePanels(rs, "1.32.13", Case{Name: "large"}, []int{1, 16}))
 
 	// Well-formed XML, and the title escaped.
 	dec := xml.NewDecoder(strings.NewReader(svg))
@@ -145,6 +151,116 @@ func TestSVG(t *testing.T) {
 		if !strings.Contains(svg, want) {
 			t.Errorf("SVG lacks %q", want)
 		}
+	}
+}
+
+func TestRatioTableAndPlotAcrossServers(t *testing.T) {
+	var rs []Result
+	rs = append(rs, serverResults("1.32.13", "large", 16, List, 1800, 1900)...)
+	rs = append(rs, serverResults("1.32.13", "large", 16, Streaming, 9, 18)...)
+	rs = append(rs, serverResults("1.37.2 WatchListCompression=false", "large", 16, List, 400)...)
+	rs = append(rs, serverResults("1.37.2 WatchListCompression=false", "large", 16, Streaming, 500)...)
+	rs[len(rs)-1].WireBytes = 80 << 20                                          // streaming moved twice the bytes on this server
+	names := []string{"1.32.13", "1.37.2 WatchListCompression=false", "1.34.4"} // 1.34.4: no runs
+	got := RatioTable(rs, names, Case{Name: "large"}, 16)
+	for _, want := range []string{
+		"| 1.32.13 ", "| 1850 / 14 ", "| 0.007× ", // apiserver +MiB, medians of two (LIST far above the floor)
+		"| 1.37.2 WatchListCompression=false ", "| 400 / 500 ", "| 1.25× ",
+		"| 40 / 80 ", "| 2.00× ", // bytes on the wire
+		"| 1.34.4 ", "| n/a / n/a ",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("RatioTable lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "\n"); n != 5 {
+		t.Errorf("RatioTable has %d lines, want 5 (header, separator, three servers):\n%s", n, got)
+	}
+
+	svg := RatioSVG("large", rs, names, Case{Name: "large"}, 16)
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	circles := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("RatioSVG is not well-formed XML: %v\n%s", err, svg)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "circle" {
+			circles++
+		}
+	}
+	// Two servers with runs × six metrics; 1.34.4 has none.
+	if circles != 2*len(RatioMetrics) {
+		t.Errorf("RatioSVG has %d points, want %d", circles, 2*len(RatioMetrics))
+	}
+	for _, want := range []string{">1.32.13<", ">WatchListCompression=false<", ">0.001×<", ">1×<", ">bytes on the wire<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("RatioSVG lacks %q", want)
+		}
+	}
+}
+
+func TestRatioCellFloor(t *testing.T) {
+	for _, tc := range []struct {
+		s, l []float64
+		want string
+	}{
+		{[]float64{0, 2}, []float64{0.1}, "both ≈0"}, // GC slack on both sides: no ratio
+		{[]float64{583}, []float64{0}, "LIST ≈0"},    // streaming grew, LIST→WATCH did not
+		{[]float64{10}, []float64{1700}, "0.006×"},
+		{nil, []float64{1}, "n/a"},
+	} {
+		if got := RatioCell(Summarize(tc.s), Summarize(tc.l), APIMem); got != tc.want {
+			t.Errorf("RatioCell(%v, %v) = %q, want %q", tc.s, tc.l, got, tc.want)
+		}
+	}
+	if got := RatioCell(Summarize([]float64{1}), Summarize([]float64{4}), APIPeak); got != "0.25×" {
+		t.Errorf("a metric without a floor: %q, want 0.25×", got)
+	}
+}
+
+func TestHeadlineNamesEveryServer(t *testing.T) {
+	var rs []Result
+	rs = append(rs, serverResults("1.32.13", "secrets", 16, List, 5000)...)
+	rs = append(rs, serverResults("1.32.13", "secrets", 16, Streaming, 50)...)
+	rs = append(rs, serverResults("1.37.2", "secrets", 16, List, 1000)...)
+	rs = append(rs, serverResults("1.37.2", "secrets", 16, Streaming, 900)...)
+	rep := Report{Results: rs, Ks: []int{1, 4}, Cases: []Case{{Name: "secrets", Ks: []int{16}}}, Servers: []ServerInfo{{Name: "1.32.13"}, {Name: "1.37.2"}}}
+	got := Headline(rep)
+	for _, want := range []string{"**secrets** at K=16", "1.32.13 0.066× (+5000 / +50 MiB)", "1.37.2 0.92× (+1000 / +900 MiB)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Headline lacks %q: %s", want, got)
+		}
+	}
+}
+
+func TestFallbacks(t *testing.T) {
+	var rs []Result
+	rs = append(rs, serverResults("1.33.13", "large", 4, List, 100)...)      // 8 requests
+	rs = append(rs, serverResults("1.33.13", "large", 4, Streaming, 100)...) // 8 requests: refused, then LIST→WATCH
+	rs[len(rs)-1].Requests = 12
+	rs = append(rs, serverResults("1.37.2", "large", 4, Streaming, 1)...)
+	rs[len(rs)-1].Requests = 4
+	got := Fallbacks(Report{Results: rs, Servers: []ServerInfo{{Name: "1.33.13"}, {Name: "1.37.2"}}})
+	if len(got) != 1 || !strings.Contains(got[0], "kube-apiserver 1.33.13 the streaming runs made 3 requests per informer") {
+		t.Errorf("Fallbacks = %q; want one note, for 1.33.13 (3 requests per informer)", got)
+	}
+}
+
+func TestUpgradeOneServerResults(t *testing.T) {
+	// A results.json of a run before the server axis: no Servers, no Result.Server.
+	old := []byte(`{"Versions":{"APIServer":"v1.32.13","Etcd":"3.5.16","ClientGo":"v0.32.13"},"Ks":[16],"Cases":[{"Name":"large","Objects":200,"Size":524288}],
+		"Results":[{"case":"large","k":16,"mode":"list","apiBaseline":1,"apiPeakHWM":2}],"Seeding":{"large":3100000000}}`)
+	var rep Report
+	if err := json.Unmarshal(old, &rep); err != nil {
+		t.Fatal(err)
+	}
+	rep.upgrade()
+	if len(rep.Servers) != 1 || rep.Servers[0].Name != "1.32.13" || rep.Servers[0].Etcd != "3.5.16" || rep.Results[0].Server != "1.32.13" || rep.Seeding["1.32.13 large"] == 0 {
+		t.Errorf("upgrade: servers %+v, result server %q, seeding %v", rep.Servers, rep.Results[0].Server, rep.Seeding)
 	}
 }
 
@@ -196,15 +312,15 @@ func TestFromRecords(t *testing.T) {
 	setups := []record.Record{
 		{Kind: record.Setup, Step: record.StepClientGo, Time: t0.Add(-time.Second)},
 		{Kind: record.Setup, Step: record.StepServer, Time: t0},
-		{Kind: record.Setup, Tag: "B", Step: record.StepSynced, Time: t0.Add(1500 * time.Millisecond), Stats: &record.Stats{Requests: 2, Bytes: 300}},
-		{Kind: record.Setup, Tag: "A", Step: record.StepSynced, Time: t0.Add(900 * time.Millisecond), Stats: &record.Stats{Requests: 1, Bytes: 200}},
+		{Kind: record.Setup, Tag: "B", Step: record.StepSynced, Time: t0.Add(1500 * time.Millisecond), Stats: &record.Stats{Requests: 2, Bytes: 300, WireBytes: 100}},
+		{Kind: record.Setup, Tag: "A", Step: record.StepSynced, Time: t0.Add(900 * time.Millisecond), Stats: &record.Stats{Requests: 1, Bytes: 200}}, // not compressed: wire = bytes
 	}
 	var r Result
 	if err := fromRecords(&r, setups, []string{"A", "B"}); err != nil {
 		t.Fatal(err)
 	}
-	if r.SyncMillis != 1500 || r.Requests != 3 || r.Bytes != 500 {
-		t.Errorf("fromRecords: sync %v ms, %d requests, %d bytes; want 1500 ms (server to the last synced), 3, 500", r.SyncMillis, r.Requests, r.Bytes)
+	if r.SyncMillis != 1500 || r.Requests != 3 || r.Bytes != 500 || r.WireBytes != 300 {
+		t.Errorf("fromRecords: sync %v ms, %d requests, %d bytes, %d on the wire; want 1500 ms (server to the last synced), 3, 500, 300", r.SyncMillis, r.Requests, r.Bytes, r.WireBytes)
 	}
 	if err := fromRecords(&Result{}, setups, []string{"A", "B", "C"}); err == nil || !strings.Contains(err.Error(), "informer C") {
 		t.Errorf("fromRecords with C missing: %v, want an error naming C", err)
@@ -216,10 +332,25 @@ func TestParseFlagsQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.large.Objects != 50 || o.small.Objects != 4000 || len(o.ks) != 2 || o.repeats != 2 {
-		t.Errorf("-quick -repeats 2: large %d, small %d, ks %v, repeats %d; want 50, 4000, [1 8], 2 (explicit flags win)", o.large.Objects, o.small.Objects, o.ks, o.repeats)
+	if o.large.Objects != 50 || o.small.Objects != 4000 || len(o.ks) != 2 || o.repeats != 2 || o.secrets.Objects != 40 || len(o.servers) != 1 {
+		t.Errorf("-quick -repeats 2: large %d, small %d, secrets %d, ks %v, repeats %d, servers %v; want 50, 4000, 40, [1 8], 2 (explicit flags win), one server", o.large.Objects, o.small.Objects, o.secrets.Objects, o.ks, o.repeats, o.servers)
 	}
-	for _, args := range [][]string{{"-k", "0"}, {"-k", "27"}, {"-large-kib", "1024"}, {"-cases", "huge"}, {"-repeats", "0"}} {
+	o, err = parseFlags([]string{"-root", "/r"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range o.servers {
+		names = append(names, s.Name())
+	}
+	if got := strings.Join(names, ","); got != "1.32.13,1.33.13,1.33.13 WatchList=true,1.34.4,1.37.2,1.37.2 WatchListCompression=false" {
+		t.Errorf("default servers %s", got)
+	}
+	if cs, _ := o.selected(); len(cs) != 3 || cs[2].Resource != record.ResourceSecrets || o.ksOf(cs[2])[0] != 16 || cs[2].Size != 760000 || cs[2].Objects != 400 {
+		t.Errorf("default cases %+v: want large, small and 400 Secrets × 760000 bytes at K=16", cs)
+	}
+	for _, args := range [][]string{{"-k", "0"}, {"-k", "27"}, {"-large-kib", "1024"}, {"-cases", "huge"}, {"-repeats", "0"},
+		{"-servers", "1.37"}, {"-servers", ""}, {"-secrets-bytes", "2000000"}, {"-secrets-k", "0"}} {
 		if _, err := parseFlags(append(args, "-root", "/r"), io.Discard); err == nil {
 			t.Errorf("parseFlags(%v): no error", args)
 		}

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"informer-lab/compare/analysis"
+
 	"bufio"
 	"fmt"
 	"io"
@@ -68,15 +70,5 @@ func meminfoField(meminfo io.Reader, field string) (int64, error) {
 	return 0, fmt.Errorf("meminfo has no %s line", field)
 }
 
-// FormatBytes renders n in KiB, MiB or GiB, e.g. "512 KiB", "9.6 GiB".
-func FormatBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+// FormatBytes renders n in binary units, e.g. "512 KiB", "9.6 GiB": compare's own rendering.
+var FormatBytes = analysis.FormatBytes

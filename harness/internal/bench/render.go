@@ -14,22 +14,61 @@ type Metric struct {
 	Name     string
 	Decimals int
 	Of       func(Result) float64
+	// Floor is what the metric cannot tell from nothing: a ratio of two medians below it says
+	// nothing either, and RatioCell shows "≈0" instead.
+	Floor float64
+}
+
+// noiseMiB is the floor of growth above baseline: after a GC the Go runtime keeps freed heap
+// resident and reuses it first, so a run whose extra memory fits in that slack grows by
+// nothing to a few MiB, whatever it allocated.
+const noiseMiB = 16
+
+// RatioCell is the ratio cell of m: streaming's median over LIST→WATCH's, "both ≈0" when
+// both are below m's floor, "LIST ≈0" when only LIST→WATCH's is (no ratio to speak of).
+func RatioCell(streaming, list Summary, m Metric) string {
+	switch {
+	case streaming.N == 0 || list.N == 0:
+		return "n/a"
+	case list.Median < m.Floor && streaming.Median < m.Floor:
+		return "both ≈0"
+	case list.Median < m.Floor:
+		return "LIST ≈0"
+	}
+	return FormatRatio(Ratio(streaming, list))
 }
 
 // The metrics the tables show.
 var (
-	APIMem   = Metric{"apiserver peak above baseline (MiB)", 0, func(r Result) float64 { return mib(r.APIDelta()) }}
-	APIPeak  = Metric{"apiserver peak RSS (MiB)", 0, func(r Result) float64 { return mib(r.APIPeakHWM) }}
-	SyncTime = Metric{"time until every informer synced (s)", 2, func(r Result) float64 { return r.SyncMillis / 1000 }}
-	Requests = Metric{"requests", 0, func(r Result) float64 { return float64(r.Requests) }}
-	Received = Metric{"MiB received", 0, func(r Result) float64 { return mib(r.Bytes) }}
-	LabMem   = Metric{"lab peak RSS (MiB)", 0, func(r Result) float64 { return mib(r.LabPeakHWM) }}
+	APIMem   = Metric{"apiserver peak above baseline (MiB)", 0, func(r Result) float64 { return mib(r.APIDelta()) }, noiseMiB}
+	APIPeak  = Metric{"apiserver peak RSS (MiB)", 0, func(r Result) float64 { return mib(r.APIPeakHWM) }, 0}
+	SyncTime = Metric{"time until every informer synced (s)", 2, func(r Result) float64 { return r.SyncMillis / 1000 }, 0}
+	Requests = Metric{"requests", 0, func(r Result) float64 { return float64(r.Requests) }, 0}
+	Received = Metric{"MiB received", 0, func(r Result) float64 { return mib(r.Bytes) }, 0}
+	OnWire   = Metric{"MiB on the wire", 0, func(r Result) float64 { return mib(r.WireBytes) }, 0}
+	APICPU   = Metric{"apiserver CPU (s)", 1, func(r Result) float64 { return r.APICPUMillis / 1000 }, 0}
+	LabMem   = Metric{"lab peak RSS (MiB)", 0, func(r Result) float64 { return mib(r.LabPeakHWM) }, 0}
 )
+
+// RatioMetrics are what the ratio table and plot compare, streaming over LIST→WATCH, each
+// with its short name and plot color.
+var RatioMetrics = []struct {
+	Metric
+	Short, Color string
+}{
+	{APIMem, "apiserver +MiB", "#d62728"},
+	{APIPeak, "apiserver peak", "#ff7f0e"},
+	{APICPU, "apiserver CPU", "#9467bd"},
+	{LabMem, "lab peak", "#2ca02c"},
+	{OnWire, "bytes on the wire", "#1f77b4"},
+	{SyncTime, "sync time", "#7f7f7f"},
+}
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
-// Point selects the runs of one case, K, mode and logging setting.
+// Point selects the runs of one server, case, K, mode and logging setting.
 type Point struct {
+	Server string
 	Case   string
 	K      int
 	Mode   Mode
@@ -40,7 +79,7 @@ type Point struct {
 func (p Point) Summarize(results []Result, m Metric) Summary {
 	var xs []float64
 	for _, r := range results {
-		if r.Case == p.Case && r.K == p.K && r.Mode == p.Mode && r.Logged == p.Logged {
+		if r.Server == p.Server && r.Case == p.Case && r.K == p.K && r.Mode == p.Mode && r.Logged == p.Logged {
 			xs = append(xs, m.Of(r))
 		}
 	}
@@ -78,38 +117,135 @@ func Table(header []string, rows [][]string) string {
 	return b.String()
 }
 
-// CaseTable is one case's table: a row per K, LIST→WATCH and streaming side by side, medians
-// with their min–max, and the ratio streaming/LIST of the medians.
-func CaseTable(results []Result, c Case, ks []int) string {
+// CaseTable is one case's table on one server: a row per K, LIST→WATCH and streaming side by
+// side, medians with their min–max, and the ratio streaming/LIST of the medians.
+func CaseTable(results []Result, server string, c Case, ks []int) string {
 	header := []string{"K",
 		"apiserver +MiB, LIST→WATCH", "apiserver +MiB, streaming", "ratio",
 		"apiserver peak MiB L / S", "ratio",
+		"apiserver CPU s L / S", "ratio",
 		"sync s, LIST→WATCH", "sync s, streaming", "ratio",
-		"requests L / S", "MiB received L / S", "lab peak MiB L / S"}
+		"requests L / S", "MiB received L / S", "MiB on the wire L / S", "lab peak MiB L / S"}
 	var rows [][]string
 	for _, k := range ks {
-		l, s := Point{c.Name, k, List, false}, Point{c.Name, k, Streaming, false}
+		l, s := Point{server, c.Name, k, List, false}, Point{server, c.Name, k, Streaming, false}
 		lm, sm := l.Summarize(results, APIMem), s.Summarize(results, APIMem)
 		lt, st := l.Summarize(results, SyncTime), s.Summarize(results, SyncTime)
 		pair := func(m Metric) string {
 			return l.Summarize(results, m).Format(m.Decimals) + " / " + s.Summarize(results, m).Format(m.Decimals)
 		}
 		rows = append(rows, []string{fmt.Sprint(k),
-			lm.Format(0), sm.Format(0), FormatRatio(Ratio(sm, lm)),
+			lm.Format(0), sm.Format(0), RatioCell(sm, lm, APIMem),
 			pair(APIPeak), FormatRatio(Ratio(s.Summarize(results, APIPeak), l.Summarize(results, APIPeak))),
+			pair(APICPU), FormatRatio(Ratio(s.Summarize(results, APICPU), l.Summarize(results, APICPU))),
 			lt.Format(2), st.Format(2), FormatRatio(Ratio(st, lt)),
-			pair(Requests), pair(Received), pair(LabMem)})
+			pair(Requests), pair(Received), pair(OnWire), pair(LabMem)})
 	}
 	return Table(header, rows)
 }
 
+// RatioTable is one case across servers at k: per server and metric, LIST→WATCH's and
+// streaming's medians and the ratio of the two.
+func RatioTable(results []Result, serverNames []string, c Case, k int) string {
+	header := []string{"kube-apiserver"}
+	for _, m := range RatioMetrics {
+		header = append(header, m.Short+" L / S", "ratio")
+	}
+	var rows [][]string
+	for _, sv := range serverNames {
+		l, s := Point{sv, c.Name, k, List, false}, Point{sv, c.Name, k, Streaming, false}
+		row := []string{sv}
+		for _, m := range RatioMetrics {
+			ls, ss := l.Summarize(results, m.Metric), s.Summarize(results, m.Metric)
+			row = append(row, fmtMedian(ls, m.Decimals)+" / "+fmtMedian(ss, m.Decimals), RatioCell(ss, ls, m.Metric))
+		}
+		rows = append(rows, row)
+	}
+	return Table(header, rows)
+}
+
+func fmtMedian(s Summary, decimals int) string {
+	if s.N == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.*f", decimals, s.Median)
+}
+
+// RatioSVG is a case's plot across servers: for each metric of RatioMetrics, streaming's
+// median over LIST→WATCH's at k, one point per server, on a log scale (1 = the same cost).
+func RatioSVG(title string, results []Result, serverNames []string, c Case, k int) string {
+	const w, h, left, right, top, bottom = 760, 420, 70, 190, 50, 70
+	plotW, plotH := float64(w-left-right), float64(h-top-bottom)
+	type pt struct {
+		x int
+		y float64
+	}
+	series := make([][]pt, len(RatioMetrics))
+	lo, hi := 1.0, 1.0
+	for mi, m := range RatioMetrics {
+		for xi, sv := range serverNames {
+			ss, ls := Point{sv, c.Name, k, Streaming, false}.Summarize(results, m.Metric), Point{sv, c.Name, k, List, false}.Summarize(results, m.Metric)
+			r := Ratio(ss, ls)
+			if math.IsNaN(r) || r <= 0 || math.IsInf(r, 0) || ls.Median < m.Floor {
+				continue // no ratio (LIST→WATCH's below the floor) has a place on the plot; the table says why
+			}
+			series[mi] = append(series[mi], pt{xi, r})
+			lo, hi = math.Min(lo, r), math.Max(hi, r)
+		}
+	}
+	d0, d1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	if d1 == d0 {
+		d1++
+	}
+	px := func(x int) float64 { return left + (float64(x)+0.5)/float64(max(1, len(serverNames)))*plotW }
+	py := func(v float64) float64 { return top + plotH - (math.Log10(v)-d0)/(d1-d0)*plotH }
+
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", w, h, w, h)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", w, h)
+	fmt.Fprintf(&b, `<text x="%d" y="22" text-anchor="middle" font-size="15" font-weight="bold">%s</text>`+"\n", (w-right+left)/2, esc(title))
+	fmt.Fprintf(&b, `<text x="%d" y="40" text-anchor="middle">streaming / LIST→WATCH at K=%d (medians; below 1: streaming costs less)</text>`+"\n", (w-right+left)/2, k)
+	for d := d0; d <= d1; d++ {
+		v := math.Pow(10, d)
+		stroke, width := "#ddd", 1
+		if d == 0 {
+			stroke, width = "#333", 2
+		}
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%d"/>`+"\n", left, py(v), left+plotW, py(v), stroke, width)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%g×</text>`+"\n", left-6, py(v)+4, v)
+	}
+	for xi, sv := range serverNames {
+		version, gates, _ := strings.Cut(sv, " ")
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", px(xi), top+plotH+18, esc(version))
+		if gates != "" {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="9">%s</text>`+"\n", px(xi), top+plotH+32, esc(gates))
+		}
+	}
+	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">kube-apiserver</text>`+"\n", left+plotW/2, h-12)
+	for mi, m := range RatioMetrics {
+		var pts []string
+		for _, p := range series[mi] {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(p.x), py(p.y)))
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", px(p.x), py(p.y), m.Color)
+		}
+		if len(pts) > 1 {
+			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.Join(pts, " "), m.Color)
+		}
+		ly := float64(top + 14 + mi*20)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>`+"\n", left+plotW+14, ly-4, left+plotW+34, ly-4, m.Color)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", left+plotW+40, ly, esc(m.Short))
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
 // OverheadTable compares the overhead point with and without wire logging.
-func OverheadTable(results []Result, caseName string, k int, m Mode) string {
-	q, w := Point{caseName, k, m, false}, Point{caseName, k, m, true}
+func OverheadTable(results []Result, server, caseName string, k int, m Mode) string {
+	q, w := Point{server, caseName, k, m, false}, Point{server, caseName, k, m, true}
 	var rows [][]string
 	for _, met := range []Metric{SyncTime, LabMem, APIMem, Received} {
 		qs, ws := q.Summarize(results, met), w.Summarize(results, met)
-		rows = append(rows, []string{met.Name, qs.Format(met.Decimals), ws.Format(met.Decimals), FormatRatio(Ratio(ws, qs))})
+		rows = append(rows, []string{met.Name, qs.Format(met.Decimals), ws.Format(met.Decimals), RatioCell(ws, qs, met)})
 	}
 	return Table([]string{fmt.Sprintf("K=%d, %s", k, m.Title()), "-quiet (counts only)", "wire logging", "logging / quiet"}, rows)
 }
@@ -131,8 +267,9 @@ type Panel struct {
 // ModeColor is each mode's color in every plot.
 var ModeColor = map[Mode]string{List: "#d62728", Streaming: "#1f77b4"}
 
-// CasePanels are the two plots of a case: apiserver peak memory and sync time against K.
-func CasePanels(results []Result, c Case, ks []int) []Panel {
+// CasePanels are the two plots of a case on one server: apiserver peak memory and sync time
+// against K.
+func CasePanels(results []Result, server string, c Case, ks []int) []Panel {
 	panel := func(title, ylabel string, m Metric) Panel {
 		p := Panel{Title: title, XLabel: "informers started at once (K)", YLabel: ylabel}
 		for _, k := range ks {
@@ -142,7 +279,7 @@ func CasePanels(results []Result, c Case, ks []int) []Panel {
 			s := Series{Name: mode.Title(), Color: ModeColor[mode]}
 			for _, k := range ks {
 				s.X = append(s.X, float64(k))
-				s.Y = append(s.Y, Point{c.Name, k, mode, false}.Summarize(results, m))
+				s.Y = append(s.Y, Point{server, c.Name, k, mode, false}.Summarize(results, m))
 			}
 			p.Series = append(p.Series, s)
 		}

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -45,49 +48,110 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 	return nil
 }
 
+// caseSVG is a case's plot: its ratios across servers at its largest K, or, for a run on one
+// server, its memory and sync time against K.
 func caseSVG(rep Report, c Case) string {
-	return SVG(c.String(), CasePanels(rep.Results, c, sortedKs(rep.Ks)))
+	if names := rep.serverNames(); len(names) > 1 {
+		return RatioSVG(c.String(), rep.Results, names, c, rep.maxK(c))
+	}
+	return SVG(c.String(), CasePanels(rep.Results, rep.Servers[0].Name, c, rep.ks(c)))
 }
 
-// Terminal is what make bench prints: each case's table, the overhead point, the headline.
+func (rep Report) serverNames() []string {
+	var names []string
+	for _, s := range rep.Servers {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// ks is the K a case ran at, in increasing order.
+func (rep Report) ks(c Case) []int {
+	if c.Ks != nil {
+		return sortedKs(c.Ks)
+	}
+	return sortedKs(rep.Ks)
+}
+
+func (rep Report) maxK(c Case) int {
+	ks := rep.ks(c)
+	if len(ks) == 0 {
+		return 0
+	}
+	return ks[len(ks)-1]
+}
+
+// Terminal is what make bench prints: each server's tables, the ratios across servers, the
+// overhead point, the headline.
 func Terminal(rep Report) string {
 	var b strings.Builder
-	for _, c := range rep.Cases {
-		fmt.Fprintf(&b, "\n== %s ==\n%s", c, CaseTable(rep.Results, c, sortedKs(rep.Ks)))
+	for _, sv := range rep.Servers {
+		for _, c := range rep.Cases {
+			fmt.Fprintf(&b, "\n== kube-apiserver %s, %s ==\n%s", sv.Name, c, CaseTable(rep.Results, sv.Name, c, rep.ks(c)))
+		}
 	}
-	if k, ok := overheadK(rep); ok {
-		fmt.Fprintf(&b, "\n== harness overhead (small case) ==\n%s", OverheadTable(rep.Results, "small-overhead", k, overheadMode))
+	if len(rep.Servers) > 1 {
+		for _, c := range rep.Cases {
+			fmt.Fprintf(&b, "\n== %s, K=%d, across servers ==\n%s", c, rep.maxK(c), RatioTable(rep.Results, rep.serverNames(), c, rep.maxK(c)))
+		}
+	}
+	if sv, k, ok := overheadPoint(rep); ok {
+		fmt.Fprintf(&b, "\n== harness overhead (small case, kube-apiserver %s) ==\n%s", sv, OverheadTable(rep.Results, sv, "small-overhead", k, overheadMode))
 	}
 	fmt.Fprintf(&b, "\n%s\nbench took %s\n", Headline(rep), rep.Finished.Sub(rep.Started).Round(time.Second))
 	return b.String()
 }
 
-func overheadK(rep Report) (int, bool) {
+func overheadPoint(rep Report) (server string, k int, ok bool) {
 	for _, r := range rep.Results {
 		if r.Case == "small-overhead" {
-			return r.K, true
+			return r.Server, r.K, true
 		}
 	}
-	return 0, false
+	return "", 0, false
 }
 
-// Headline states the ratio streaming/LIST of peak apiserver memory at the largest K of each case.
+// Headline states, at the largest K of each case and server by server, the ratio
+// streaming/LIST→WATCH of kube-apiserver's absolute peak memory (robust: it does not depend on
+// what the GC left resident) and, beside it, the growth above baseline of each mode.
 func Headline(rep Report) string {
-	ks := sortedKs(rep.Ks)
-	if len(ks) == 0 {
-		return ""
-	}
-	k := ks[len(ks)-1]
 	var parts []string
 	for _, c := range rep.Cases {
-		l := Point{c.Name, k, List, false}.Summarize(rep.Results, APIMem)
-		s := Point{c.Name, k, Streaming, false}.Summarize(rep.Results, APIMem)
-		la := Point{c.Name, k, List, false}.Summarize(rep.Results, APIPeak)
-		sa := Point{c.Name, k, Streaming, false}.Summarize(rep.Results, APIPeak)
-		parts = append(parts, fmt.Sprintf("%s case %s above baseline (%s MiB vs %s MiB), %s of the absolute peak (%s MiB vs %s MiB)",
-			c.Name, FormatRatio(Ratio(s, l)), fmtMedian(s), fmtMedian(l), FormatRatio(Ratio(sa, la)), fmtMedian(sa), fmtMedian(la)))
+		k := rep.maxK(c)
+		var per []string
+		for _, sv := range rep.Servers {
+			l, s := Point{sv.Name, c.Name, k, List, false}, Point{sv.Name, c.Name, k, Streaming, false}
+			per = append(per, fmt.Sprintf("%s %s (+%s / +%s MiB)", sv.Name,
+				RatioCell(s.Summarize(rep.Results, APIPeak), l.Summarize(rep.Results, APIPeak), APIPeak),
+				fmtMedian(l.Summarize(rep.Results, APIMem), 0), fmtMedian(s.Summarize(rep.Results, APIMem), 0)))
+		}
+		parts = append(parts, fmt.Sprintf("**%s** at K=%d: %s", c.Name, k, strings.Join(per, ", ")))
 	}
-	return fmt.Sprintf("At K=%d, kube-apiserver's peak memory, streaming/LIST→WATCH (medians): %s.", k, strings.Join(parts, "; "))
+	return "kube-apiserver's peak memory, streaming/LIST→WATCH (medians; in parentheses the growth above baseline, LIST→WATCH / streaming): " + strings.Join(parts, "; ") + "."
+}
+
+// Fallbacks names the servers whose streaming runs did not stream: one WATCH per informer is a
+// streaming list; more is a refused one and the reflector's LIST→WATCH after it (a server
+// whose WatchList gate is off answers 422). The -quiet lab logs no requests, only their count.
+func Fallbacks(rep Report) []string {
+	var notes []string
+	for _, sv := range rep.Servers {
+		per := map[float64]bool{}
+		for _, r := range rep.Results {
+			if r.Server == sv.Name && r.Mode == Streaming && r.K > 0 && !r.Logged {
+				per[float64(r.Requests)/float64(r.K)] = true
+			}
+		}
+		if len(per) == 0 || len(per) == 1 && per[1] {
+			continue
+		}
+		var counts []string
+		for _, n := range slices.Sorted(maps.Keys(per)) {
+			counts = append(counts, strconv.FormatFloat(n, 'f', -1, 64))
+		}
+		notes = append(notes, fmt.Sprintf("on kube-apiserver %s the streaming runs made %s requests per informer, not 1: the server refused the streaming list (its `WatchList` gate is off) and each reflector fell back to LIST→WATCH, so its streaming column measures that fallback.", sv.Name, strings.Join(counts, " or ")))
+	}
+	return notes
 }
 
 // samplingGap is the largest amount by which the 20 ms VmRSS samples fell short of VmHWM.
@@ -100,14 +164,14 @@ func samplingGap(rep Report) (gap int64, of Result) {
 	return gap, of
 }
 
-// Doc is docs/bench.md: the header (machine, versions, date), each case's table and plot,
-// the overhead point and how it was measured. plot names a case's SVG, relative to the doc.
+// Doc is docs/bench.md: the header (machine, versions, date), the ratios across servers with
+// a plot per case, each server's tables, the overhead point and how it was measured. plot
+// names a case's SVG, relative to the doc.
 func Doc(rep Report, plot func(Case) string) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	took := rep.Finished.Sub(rep.Started).Round(time.Second)
-	ks := sortedKs(rep.Ks)
-	p("# make bench: kube-apiserver memory when informers start, LIST→WATCH against streaming lists\n\n")
+	p("# make bench: what kube-apiserver and the client spend when informers start, LIST→WATCH against streaming lists, by server version\n\n")
 	p("<!-- Generated by `make bench ARGS=-docs` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
 	cmd := "make bench"
 	if len(rep.Args) > 0 {
@@ -115,60 +179,91 @@ func Doc(rep Report, plot func(Case) string) string {
 	}
 	p("Written by `%s` on %s; the run took **%s**.", cmd, rep.Started.Format("2006-01-02 15:04 MST"), took)
 	if rep.Quick {
-		p(" It was a `-quick` run: smaller collections, fewer K and repeats than the default.")
+		p(" It was a `-quick` run: smaller collections, fewer K, repeats and servers than the default.")
 	}
 	p(" The raw numbers of every run are in the run directory's `results.json`.\n\n")
 	m := rep.Machine
+	var svs []string
+	for _, sv := range rep.Servers {
+		svs = append(svs, fmt.Sprintf("%s (reports %s, etcd %s)", sv.Name, sv.Reported, sv.Etcd))
+	}
+	var shapes []string
+	for _, c := range rep.Cases {
+		shapes = append(shapes, fmt.Sprintf("%s: K = %s", c.Name, joinInts(rep.ks(c))))
+	}
 	rows := [][]string{
 		{"machine", fmt.Sprintf("%d CPUs (%s), %s RAM", m.CPUs, m.CPUModel, FormatBytes(m.MemTotal))},
 		{"load average (1, 5, 15 min)", fmt.Sprintf("%s before, %s after", m.LoadBefore, m.LoadAfter)},
-		{"kube-apiserver", rep.Versions.APIServer + " (envtest, built from the Go module proxy; " + processNote(rep.Fresh) + ")"},
-		{"etcd", rep.Versions.Etcd},
+		{"kube-apiservers", strings.Join(svs, "; ") + " — envtest, built from the Go module proxy; " + processNote(rep.Fresh)},
 		{"client-go", rep.Versions.ClientGo + " (lab `" + labModule + "`, `-watch-list off` and `on`, `-quiet`)"},
 		{"Go", fmt.Sprintf("%s (harness), %s (lab)", rep.Versions.GoHarness, rep.Versions.GoLab)},
-		{"runs", fmt.Sprintf("K = %s; %d repeat(s) per point, LIST→WATCH and streaming alternating run after run; VmRSS sampled every %s", joinInts(ks), rep.Repeats, rep.Interval)},
+		{"runs", fmt.Sprintf("%s; %d repeat(s) per point, LIST→WATCH and streaming alternating run after run; VmRSS sampled every %s", strings.Join(shapes, ", "), rep.Repeats, rep.Interval)},
 	}
 	p("%s\n", Table([]string{"", ""}, rows))
 	if busy(m) {
-		p("Note: the machine was busy when the run began (load average %s on %d CPUs): other jobs shared the CPUs, which stretches sync times more than memory.\n\n", m.LoadBefore, m.CPUs)
+		p("Note: the machine was busy when the run began (load average %s on %d CPUs): other jobs shared the CPUs, which stretches sync times and CPU more than memory.\n\n", m.LoadBefore, m.CPUs)
 	}
 
 	p("## Result\n\n%s\n\n", Headline(rep))
-	p("Cells are medians with the min–max of the repeats in parentheses; *ratio* is streaming's median over LIST→WATCH's (below 1: streaming needs less). ")
-	p("*apiserver +MiB* is kube-apiserver's peak resident memory during the informers' start-up above its settled resident memory just before (VmHWM − VmRSS); *apiserver peak* is that VmHWM itself. ")
-	p("*requests* and *MiB received* are summed over the K informers at the moment each reported synced (response bodies as the client read them, after any gzip); *lab peak* is the lab process's VmHWM (its K caches included).\n\n")
+	for _, note := range Fallbacks(rep) {
+		p("Note: %s\n\n", note)
+	}
+	p("Each table below is one shape at its largest K, one row per server: LIST→WATCH's median / streaming's median, then *ratio*, streaming's over LIST→WATCH's (below 1: streaming needs less). ")
+	p("*apiserver +MiB* is kube-apiserver's peak resident memory during the informers' start-up above its settled resident memory just before (VmHWM − VmRSS); *apiserver peak* is that VmHWM itself; *apiserver CPU* its user + system CPU seconds from that moment to the last informer's sync. ")
+	p("*lab peak* is the client process's VmHWM in MiB (its K caches included). *bytes on the wire* are the MiB of response bodies the K informers took off their connections until synced, compressed where kube-apiserver gzipped them; *sync time* is in seconds.\n\n")
 	for _, c := range rep.Cases {
-		p("### %s\n\nSeeded in %s.\n\n%s\n![%s](%s)\n\n", c, rep.Seeding[c.Name].Round(100*time.Millisecond), CaseTable(rep.Results, c, ks), esc(c.String()), plot(c))
+		k := rep.maxK(c)
+		p("### %s, K=%d\n\nSeeded in %s.\n\n", c, k, seedingNote(rep, c))
+		p("%s\n![%s](%s)\n\n", RatioTable(rep.Results, rep.serverNames(), c, k), esc(c.String()), plot(c))
 	}
 
-	if k, ok := overheadK(rep); ok {
+	p("## Every point, server by server\n\n")
+	p("Cells are medians with the min–max of the repeats in parentheses. *requests*, *MiB received* (after decompression) and *MiB on the wire* (before) are summed over the K informers at the moment each reported synced.\n\n")
+	for _, sv := range rep.Servers {
+		p("### kube-apiserver %s\n\n", sv.Name)
+		for _, c := range rep.Cases {
+			p("%s\n\n%s\n", c, CaseTable(rep.Results, sv.Name, c, rep.ks(c)))
+		}
+	}
+
+	if sv, k, ok := overheadPoint(rep); ok {
 		p("## Harness overhead\n\n")
 		p("Every run above starts the lab with `-quiet`: it counts requests and bytes and decodes nothing. ")
-		p("The same point (small case, K=%d, %s) once more, alternating `-quiet` with full wire logging (every request, LIST item and watch event decoded, written as a JSON record and read back by the harness):\n\n", k, overheadMode.Title())
-		p("%s\n", OverheadTable(rep.Results, "small-overhead", k, overheadMode))
+		p("The same point (small case, K=%d, %s, kube-apiserver %s) once more, alternating `-quiet` with full wire logging (every request, LIST item and watch event decoded, written as a JSON record and read back by the harness):\n\n", k, overheadMode.Title(), sv)
+		p("%s\n", OverheadTable(rep.Results, sv, "small-overhead", k, overheadMode))
 	}
 
 	gap, of := samplingGap(rep)
 	p("## How it is measured\n\n")
-	p("- One envtest etcd + kube-apiserver for the whole run. Each case is seeded into a namespace of its own (ConfigMaps with random base64 text, created by concurrent workers) that the harness removes afterwards; the labs watch only that namespace (`-namespace`).\n")
-	p("- One run is one lab process (`%s`, client-go %s) started with `-informers K`: K independent informer factories, each its own reflector, connection and cache, start at once. `-watch-list off` is LIST `resourceVersion=0` then WATCH; `on` is one WATCH with `sendInitialEvents=true`.\n", labModule, rep.Versions.ClientGo)
+	p("- Each server in turn gets its own envtest etcd + kube-apiserver for all its runs, started with the feature gates its name gives. Each case is seeded into a namespace of its own that the harness removes afterwards, and the labs watch only that namespace (`-namespace`): ConfigMaps with random base64 text, and, for *secrets*, Secrets of random bytes, the shape of KEP-3157's manual test (400 Secrets of about 1 MB, 16 informers) with the 760,000 random bytes per Secret that the perf-tests watch-list job writes. Objects are created by concurrent workers.\n")
+	p("- One run is one lab process (`%s`, client-go %s) started with `-informers K`: K independent informer factories, each its own reflector, connection and cache, start at once. `-watch-list off` is LIST `resourceVersion=0` then WATCH; `on` is one WATCH with `sendInitialEvents=true`. The secrets case uses the typed Secrets informer (`-resource secrets`).\n", labModule, rep.Versions.ClientGo)
 	if rep.Fresh {
 		p("- Each run gets a fresh kube-apiserver process: the harness kills it and starts it again with the same arguments (same etcd, port and certificates), so no run inherits the heap of the one before. Measured on one process instead (`-fresh=false`), a run right after a LIST→WATCH run found hundreds of MiB of freed heap still resident, reused it without growing, and showed close to nothing; the fresh process removes that order effect.\n")
 	}
-	p("- Before each run the harness asks kube-apiserver for a garbage collection (`/debug/pprof/heap?gc=1`) and waits until its VmRSS holds still for a second (within 1%% or 2 MiB), so that garbage from its start-up (or from the previous run) is gone; that VmRSS is the baseline. It then resets kube-apiserver's VmHWM (`5` to `/proc/<pid>/clear_refs`), so that VmHWM read at sync is the peak of this run alone.\n")
+	p("- Before each run the harness asks kube-apiserver for a garbage collection (`/debug/pprof/heap?gc=1`) and waits until its VmRSS holds still for a second (within 1%% or 2 MiB), so that garbage from its start-up (or from the previous run) is gone; that VmRSS is the baseline. It then resets kube-apiserver's VmHWM (`5` to `/proc/<pid>/clear_refs`), so that VmHWM read at sync is the peak of this run alone, and reads its CPU time (utime + stime of `/proc/<pid>/stat`), read again at sync.\n")
 	lo, hi := baselineRange(rep)
 	p("- The baseline moved between %s and %s over the runs. After a GC the Go runtime keeps some freed heap resident and reuses it before the process grows, so a run whose extra memory fits in that slack shows little growth: read small *+MiB* values as \"small\", not as exact; the absolute peak is the upper bound.\n", FormatBytes(lo), FormatBytes(hi))
 	p("- VmRSS of kube-apiserver and of the lab is also sampled every %s from `/proc/<pid>/status`; ", rep.Interval)
 	if gap == 0 {
 		p("the samples' peak never fell short of VmHWM: at this interval the sampling misses no peak.\n")
 	} else {
-		p("the largest amount by which the samples' peak fell short of VmHWM was %s (%s, K=%d, %s, run %d).\n", FormatBytes(gap), of.Case, of.K, of.Mode.Title(), of.Rep)
+		p("the largest amount by which the samples' peak fell short of VmHWM was %s (%s, %s, K=%d, %s, run %d).\n", FormatBytes(gap), of.Server, of.Case, of.K, of.Mode.Title(), of.Rep)
 	}
 	p("- Sync time is the lab's own clock: from its record of the server (written just before the informers start) to the last informer's synced record. Requests and bytes come from those synced records' counts. Its resolution is about 100 ms: the lab waits with client-go's `cache.WaitForCacheSync`, which polls `HasSynced` every 100 ms.\n")
+	p("- Bytes on the wire: client-go's transport asks for gzip (`Accept-Encoding: gzip`, added by Go's `http.Transport`) and decompresses below every RoundTripper. The lab's wire (`lab/wire`) adds that same header itself and decompresses as Go would, so the request on the wire is unchanged and it can count both the bytes it took off the connection and the bytes after decompression. HTTP/2 framing and TLS are not counted.\n")
 	p("- Before starting, the harness refuses collections whose estimate (count × (size + 2 KiB) × largest K × a factor) exceeds MemAvailable, instead of letting the kernel kill a process mid-run.\n")
-	p("- client-go's default transport asks for gzip and kube-apiserver compresses large LIST responses: the LIST→WATCH runs pay that CPU too, as a real client would; watch streams are not compressed.\n")
-	p("\nRegenerate with `make bench ARGS=-docs`; `make bench ARGS=-quick` is a one-minute check that writes only `out/bench-<timestamp>/`.\n")
+	p("\nRegenerate with `make bench ARGS=-docs` (`SERVERS=` picks the servers); `make bench ARGS=-quick` is a check of a few minutes on one server that writes only `out/bench-<timestamp>/`.\n")
 	return b.String()
+}
+
+func seedingNote(rep Report, c Case) string {
+	var parts []string
+	for _, sv := range rep.Servers {
+		if d, ok := rep.Seeding[sv.Name+" "+c.Name]; ok {
+			parts = append(parts, fmt.Sprintf("%s on %s", d.Round(100*time.Millisecond), sv.Name))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func busy(m Machine) bool {
@@ -187,13 +282,6 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ", ")
 }
 
-func fmtMedian(s Summary) string {
-	if s.N == 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.0f", s.Median)
-}
-
 // baselineRange is the lowest and highest baseline of the quiet runs.
 func baselineRange(rep Report) (lo, hi int64) {
 	for _, r := range rep.Results {
@@ -210,7 +298,7 @@ func baselineRange(rep Report) (lo, hi int64) {
 
 func processNote(fresh bool) string {
 	if fresh {
-		return "a fresh process for every run, on one etcd"
+		return "a fresh process for every run, on its server's etcd"
 	}
 	return "one process for every run"
 }
@@ -226,6 +314,7 @@ func rerender(o options, stdout, stderr io.Writer) (string, error) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return "", fmt.Errorf("-from %s: results.json: %w", o.from, err)
 	}
+	rep.upgrade()
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[bench] "+format+"\n", a...) }
 	return o.from, writeReport(&rep, o, o.from, stdout, say)
 }

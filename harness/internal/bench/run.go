@@ -13,12 +13,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/rundir"
+	"informer-lab/harness/internal/servers"
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/procs"
 	"informer-lab/record"
@@ -33,6 +35,7 @@ import (
 
 // Result is one run: one lab process, K informers, one mode, on a settled apiserver.
 type Result struct {
+	Server string `json:"server"` // servers.Server.Name(): "1.37.2 WatchListCompression=false"
 	Case   string `json:"case"`
 	K      int    `json:"k"`
 	Mode   Mode   `json:"mode"`
@@ -47,7 +50,10 @@ type Result struct {
 	SyncMillis float64 `json:"syncMillis"` // lab's clock: its server record to its last synced record
 	WallMillis float64 `json:"wallMillis"` // harness's clock: lab process start to every synced record read
 	Requests   int     `json:"requests"`   // sum over the synced records' Stats
-	Bytes      int64   `json:"bytes"`
+	Bytes      int64   `json:"bytes"`      // response bodies after decompression
+	WireBytes  int64   `json:"wireBytes"`  // the same as they came off the connection (gzip where the server compressed)
+
+	APICPUMillis float64 `json:"apiCPUMillis"` // kube-apiserver's CPU time (user + system) from the baseline to sync
 
 	LabPeakHWM     int64 `json:"labPeakHWM"` // the lab process's VmHWM (a fresh process each run)
 	LabPeakSampled int64 `json:"labPeakSampled"`
@@ -66,6 +72,7 @@ type Report struct {
 	Started, Finished time.Time
 	Machine           Machine
 	Versions          Versions
+	Servers           []ServerInfo // in the order measured
 	Cases             []Case
 	Ks                []int
 	Repeats           int
@@ -74,17 +81,47 @@ type Report struct {
 	Fresh             bool     // a fresh kube-apiserver process for every run
 	Args              []string // the command line's flags, as the doc's header shows them
 	Results           []Result
-	Seeding           map[string]time.Duration // case -> time to create its objects
+	Seeding           map[string]time.Duration // server name + " " + case -> time to create its objects
 }
 
-// Versions of everything measured.
+// ServerInfo is one server of a run, as measured.
+type ServerInfo struct {
+	Name     string // servers.Server.Name(), as Result.Server
+	Gates    string // the --feature-gates it got
+	Reported string // what its /version said, e.g. "v1.37.2"
+	Etcd     string
+}
+
+// Versions of the client side. APIServer and Etcd are those of results.json files written
+// before the server axis (one server per run): upgrade moves them into Servers.
 type Versions struct {
-	APIServer, Etcd, ClientGo, GoHarness, GoLab string
+	APIServer, Etcd            string `json:",omitempty"`
+	ClientGo, GoHarness, GoLab string
+}
+
+// upgrade reads a results.json of a run before the server axis as a run of one server.
+func (rep *Report) upgrade() {
+	if len(rep.Servers) > 0 || rep.Versions.APIServer == "" {
+		return
+	}
+	name := strings.TrimPrefix(rep.Versions.APIServer, "v")
+	rep.Servers = []ServerInfo{{Name: name, Reported: rep.Versions.APIServer, Etcd: rep.Versions.Etcd}}
+	for i := range rep.Results {
+		rep.Results[i].Server = name
+	}
+	seeding := map[string]time.Duration{}
+	for c, d := range rep.Seeding {
+		seeding[name+" "+c] = d
+	}
+	rep.Seeding = seeding
+	rep.Versions.APIServer, rep.Versions.Etcd = "", ""
 }
 
 // bed is the test bed: one control plane, its kube-apiserver's pid, the lab binary and where
 // runs write.
 type bed struct {
+	server     string // its name, as Result.Server
+	slug       string // the name in run file names
 	cp         *controlplane.ControlPlane
 	cs         kubernetes.Interface
 	apiPID     int
@@ -93,6 +130,7 @@ type bed struct {
 	runDir     string
 	o          options
 	say        func(string, ...any)
+	progress   *progress
 }
 
 func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer) (runDir string, err error) {
@@ -100,16 +138,20 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	cases, _ := o.selected()
 	rep := &Report{Started: time.Now(), Cases: cases, Ks: o.ks, Repeats: o.repeats, Interval: o.interval, Quick: o.quick, Fresh: o.fresh, Args: args, Seeding: map[string]time.Duration{}}
 
-	// 0. Refuse what would not fit, before starting anything.
+	// 0. Refuse what would not fit, and servers that do not exist, before starting anything.
 	avail, err := readMemAvailable()
 	if err != nil {
 		return "", err
 	}
 	var loads []Load
 	for _, c := range cases {
-		loads = append(loads, Load{Case: c.Name, Objects: c.Objects, Size: c.Size, K: o.maxK()})
+		ks := o.ksOf(c)
+		loads = append(loads, Load{Case: c.Name, Objects: c.Objects, Size: c.Size, K: ks[len(ks)-1]})
 	}
 	if err := Guard(loads, o.memFactor, avail); err != nil {
+		return "", err
+	}
+	if err := servers.Provision(ctx, o.servers, say, stderr); err != nil {
 		return "", err
 	}
 	rep.Machine = ReadMachine()
@@ -125,7 +167,7 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return runDir, err
 	}
-	defer os.RemoveAll(tmp) // the kubeconfig
+	defer os.RemoveAll(tmp) // the kubeconfigs
 
 	// 1. The lab, built outside the workspace so it links its pin.
 	bin, clientGo, err := labproc.Build(ctx, filepath.Join(o.root, labModule))
@@ -135,50 +177,83 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	rep.Versions = Versions{ClientGo: clientGo, GoHarness: runtime.Version(), GoLab: goVersionOf(bin)}
 	say("built %s (client-go %s)", labModule, clientGo)
 
-	// 2. One apiserver for every run.
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, Progress: sayWriter{say}})
-	if err != nil {
-		return runDir, err
-	}
-	defer cp.Stop()
-	rep.Versions.APIServer = cp.ServerVersion
-	rep.Versions.Etcd = etcdVersion(ctx, cp.Assets)
-	kc, err := cp.AdminKubeconfig("informer-lab-bench")
-	if err != nil {
-		return runDir, err
-	}
-	b := &bed{cp: cp, bin: bin, kubeconfig: filepath.Join(tmp, "kubeconfig"), runDir: runDir, o: o, say: say}
-	if err := os.WriteFile(b.kubeconfig, kc, 0o600); err != nil {
-		return runDir, err
-	}
-	if b.apiPID, err = cp.APIServerPID(); err != nil {
-		return runDir, err
-	}
-	say("kube-apiserver pid %d: VmRSS and VmHWM from /proc/%d/status", b.apiPID, b.apiPID)
-	cfg := rest.CopyConfig(cp.Config)
-	cfg.QPS, cfg.Burst = 5000, 5000 // seeding: the workers, not client-go's limiter, set the pace
-	if b.cs, err = kubernetes.NewForConfig(cfg); err != nil {
-		return runDir, err
-	}
-
-	// 3. Each case in a namespace of its own, removed afterwards (also on error or Ctrl-C).
+	// 2. Each server in turn, on its own etcd; each case seeded into it, measured, removed.
+	total := 0
 	for _, c := range cases {
-		results, seeding, err := b.runCase(ctx, c, rep.Started)
+		total += len(o.ksOf(c)) * o.repeats * len(Modes)
+	}
+	total *= len(o.servers)
+	if o.overhead && slices.ContainsFunc(cases, func(c Case) bool { return c.Name == "small" }) {
+		total += 2 * o.repeats // on the first server
+	}
+	progress := &progress{total: total, start: time.Now()}
+	for i, sv := range o.servers {
+		say("server %d of %d: kube-apiserver %s", i+1, len(o.servers), sv.Name())
+		info, results, err := measureServer(ctx, sv, cases, o, bin, filepath.Join(tmp, fmt.Sprintf("kubeconfig-%d", i)), runDir, rep.Seeding, progress, say)
 		rep.Results = append(rep.Results, results...)
-		rep.Seeding[c.Name] = seeding
+		if info.Name != "" {
+			rep.Servers = append(rep.Servers, info)
+		}
 		if err != nil {
 			return runDir, err
 		}
 	}
-	cp.Stop()
 	rep.Finished = time.Now()
 	rep.Machine.LoadAfter = loadAverage()
 
-	// 4. Tables, plots, raw results; docs/bench.md if asked.
+	// 3. Tables, plots, raw results; docs/bench.md if asked.
 	return runDir, writeReport(rep, o, runDir, stdout, say)
 }
 
-func (b *bed) runCase(ctx context.Context, c Case, started time.Time) (results []Result, seeding time.Duration, err error) {
+// progress says how far a run is and, from the runs so far, about when it ends.
+type progress struct {
+	total, done int
+	start       time.Time
+}
+
+func (p *progress) step() string {
+	p.done++
+	left := time.Duration(float64(time.Since(p.start)) / float64(p.done) * float64(p.total-p.done))
+	return fmt.Sprintf("[%d/%d, about %s left]", p.done, p.total, left.Round(time.Minute))
+}
+
+// measureServer starts one kube-apiserver (and its etcd), runs every case on it and stops it.
+func measureServer(ctx context.Context, sv servers.Server, cases []Case, o options, bin, kubeconfig, runDir string, seeding map[string]time.Duration, p *progress, say func(string, ...any)) (info ServerInfo, results []Result, err error) {
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: sv.Version, FeatureGates: sv.Gates, Progress: sayWriter{say}})
+	if err != nil {
+		return info, nil, err
+	}
+	defer cp.Stop()
+	info = ServerInfo{Name: sv.Name(), Gates: sv.Gates, Reported: cp.ServerVersion, Etcd: etcdVersion(ctx, cp.Assets)}
+	kc, err := cp.AdminKubeconfig("informer-lab-bench")
+	if err != nil {
+		return info, nil, err
+	}
+	b := &bed{server: sv.Name(), slug: sv.Slug(), cp: cp, bin: bin, kubeconfig: kubeconfig, runDir: runDir, o: o, say: say, progress: p}
+	if err := os.WriteFile(b.kubeconfig, kc, 0o600); err != nil {
+		return info, nil, err
+	}
+	if b.apiPID, err = cp.APIServerPID(); err != nil {
+		return info, nil, err
+	}
+	say("kube-apiserver %s pid %d: VmRSS and VmHWM from /proc/%d/status, CPU from /proc/%d/stat", cp.ServerVersion, b.apiPID, b.apiPID, b.apiPID)
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = 5000, 5000 // seeding: the workers, not client-go's limiter, set the pace
+	if b.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		return info, nil, err
+	}
+	for _, c := range cases {
+		rs, took, err := b.runCase(ctx, c)
+		results = append(results, rs...)
+		seeding[sv.Name()+" "+c.Name] = took
+		if err != nil {
+			return info, results, err
+		}
+	}
+	return info, results, nil
+}
+
+func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding time.Duration, err error) {
 	ns := "bench-" + c.Name + "-" + utilrand.String(5)
 	if err := controlplane.EnsureNamespace(ctx, b.cs, ns); err != nil {
 		return nil, 0, err
@@ -195,10 +270,10 @@ func (b *bed) runCase(ctx context.Context, c Case, started time.Time) (results [
 	seeding = time.Since(start)
 	b.say("seeded %s in namespace %s in %s", c, ns, seeding.Round(time.Millisecond))
 
-	for _, k := range b.o.ks {
+	for _, k := range b.o.ksOf(c) {
 		for rep := 1; rep <= b.o.repeats; rep++ {
 			for _, m := range Modes {
-				r, err := b.measure(ctx, c.Name, ns, k, m, false, rep)
+				r, err := b.measure(ctx, c.Name, c.Resource, ns, k, m, false, rep)
 				if err != nil {
 					return results, seeding, err
 				}
@@ -206,12 +281,13 @@ func (b *bed) runCase(ctx context.Context, c Case, started time.Time) (results [
 			}
 		}
 	}
-	// The harness's own cost: the same point with wire logging, alternating with -quiet.
-	if b.o.overhead && c.Name == "small" {
+	// The harness's own cost: the same point with wire logging, alternating with -quiet, on the
+	// first server.
+	if b.o.overhead && c.Name == "small" && b.server == b.o.servers[0].Name() {
 		k := b.o.maxK()
 		for rep := 1; rep <= b.o.repeats; rep++ {
 			for _, logged := range []bool{false, true} {
-				r, err := b.measure(ctx, c.Name+"-overhead", ns, k, overheadMode, logged, rep)
+				r, err := b.measure(ctx, c.Name+"-overhead", c.Resource, ns, k, overheadMode, logged, rep)
 				if err != nil {
 					return results, seeding, err
 				}
@@ -223,7 +299,8 @@ func (b *bed) runCase(ctx context.Context, c Case, started time.Time) (results [
 }
 
 // seed creates c.Objects ConfigMaps of c.Size bytes of data (random base64 text, so nothing
-// compresses it away) with workers concurrent creates.
+// compresses it away) or Secrets of c.Size random bytes (as the perf-tests watch-list job
+// writes them), with workers concurrent creates.
 func seed(ctx context.Context, cs kubernetes.Interface, ns string, c Case, workers int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -235,12 +312,17 @@ func seed(ctx context.Context, cs kubernetes.Interface, ns string, c Case, worke
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				cm := &corev1.ConfigMap{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%06d", i)},
-					Data:       map[string]string{"data": payload(uint64(i), c.Size)},
+				var err error
+				meta := metav1.ObjectMeta{Name: fmt.Sprintf("bench-%06d", i)}
+				if c.Resource == record.ResourceSecrets {
+					s := &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"data": randomBytes(uint64(i), c.Size)}}
+					_, err = cs.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{})
+				} else {
+					cm := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"data": payload(uint64(i), c.Size)}}
+					_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
 				}
-				if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-					errs <- fmt.Errorf("seed ConfigMap %d of %d in %s: %w", i+1, c.Objects, ns, err)
+				if err != nil {
+					errs <- fmt.Errorf("seed %s %d of %d in %s: %w", c.Resource, i+1, c.Objects, ns, err)
 					cancel()
 					return
 				}
@@ -266,22 +348,29 @@ feed:
 
 // payload is size bytes of base64 text drawn from a generator seeded with i.
 func payload(i uint64, size int64) string {
+	return base64.StdEncoding.EncodeToString(randomBytes(i, size*3/4+3))[:size]
+}
+
+// randomBytes is size bytes from a generator seeded with i: the same objects run after run.
+func randomBytes(i uint64, size int64) []byte {
 	r := rand.New(rand.NewPCG(i, 3157))
-	raw := make([]byte, size*3/4+3)
+	raw := make([]byte, size)
 	for j := range raw {
 		raw[j] = byte(r.Uint32())
 	}
-	return base64.StdEncoding.EncodeToString(raw)[:size]
+	return raw
 }
 
-// removeNamespace deletes the seeded ConfigMaps and the namespace. envtest runs no namespace
+// removeNamespace deletes the seeded objects and the namespace. envtest runs no namespace
 // controller, so the harness empties it and clears its finalizer itself.
 func (b *bed) removeNamespace(ns string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cms := b.cs.CoreV1().ConfigMaps(ns)
-	if err := cms.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+	if err := b.cs.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("delete the ConfigMaps of %s: %w", ns, err)
+	}
+	if err := b.cs.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return fmt.Errorf("delete the Secrets of %s: %w", ns, err)
 	}
 	nss := b.cs.CoreV1().Namespaces()
 	n, err := nss.Get(ctx, ns, metav1.GetOptions{})
@@ -302,14 +391,14 @@ func (b *bed) removeNamespace(ns string) error {
 	if _, err := nss.Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		return fmt.Errorf("namespace %s still there after deleting it (get: %v)", ns, err)
 	}
-	b.say("removed namespace %s and its ConfigMaps", ns)
+	b.say("removed namespace %s and its objects", ns)
 	return nil
 }
 
 // measure is one run: settle the apiserver, start one lab with k informers in mode m, sample
 // both processes until every informer has synced, stop the lab.
-func (b *bed) measure(ctx context.Context, label, ns string, k int, m Mode, logged bool, rep int) (Result, error) {
-	r := Result{Case: label, K: k, Mode: m, Logged: logged, Rep: rep}
+func (b *bed) measure(ctx context.Context, label, resource, ns string, k int, m Mode, logged bool, rep int) (Result, error) {
+	r := Result{Server: b.server, Case: label, K: k, Mode: m, Logged: logged, Rep: rep}
 	if b.o.fresh {
 		if err := b.restart(ctx); err != nil {
 			return r, err
@@ -329,6 +418,10 @@ func (b *bed) measure(ctx context.Context, label, ns string, k int, m Mode, logg
 		return r, fmt.Errorf("read the apiserver's memory: %w", err)
 	}
 	r.APIBaseline = at.HWM
+	cpu0, err := procs.ReadCPU(b.apiPID)
+	if err != nil {
+		return r, fmt.Errorf("read the apiserver's CPU time: %w", err)
+	}
 	sampler := StartSampler(b.o.interval, b.apiPID)
 	stopped := false
 	defer func() {
@@ -337,9 +430,9 @@ func (b *bed) measure(ctx context.Context, label, ns string, k int, m Mode, logg
 		}
 	}()
 
-	name := fmt.Sprintf("%s-k%02d-%s-%d", label, k, m, rep)
+	name := fmt.Sprintf("%s-%s-k%02d-%s-%d", b.slug, label, k, m, rep)
 	args := []string{"-kubeconfig", b.kubeconfig, "-records", "-", "-name", labModule, "-namespace", ns,
-		"-informers", fmt.Sprint(k), "-watch-list", m.Gate()}
+		"-informers", fmt.Sprint(k), "-watch-list", m.Gate(), "-resource", resource}
 	if logged {
 		name += "-logged"
 	} else {
@@ -360,6 +453,11 @@ func (b *bed) measure(ctx context.Context, label, ns string, k int, m Mode, logg
 		return r, fmt.Errorf("%s: %w", name, err)
 	}
 	r.WallMillis = float64(time.Since(start).Microseconds()) / 1000
+	cpu1, err := procs.ReadCPU(b.apiPID)
+	if err != nil {
+		return r, fmt.Errorf("read the apiserver's CPU time: %w", err)
+	}
+	r.APICPUMillis = float64((cpu1 - cpu0).Microseconds()) / 1000
 	lab, err := procs.ReadMem(p.PID())
 	if err != nil {
 		return r, fmt.Errorf("read the lab's memory: %w", err)
@@ -378,9 +476,9 @@ func (b *bed) measure(ctx context.Context, label, ns string, k int, m Mode, logg
 	if err := fromRecords(&r, p.Setups(), tags); err != nil {
 		return r, fmt.Errorf("%s: %w", name, err)
 	}
-	b.say("%-34s apiserver +%s (sampled +%s, baseline %s)  sync %s  %d requests  %s received  lab peak %s",
-		name, FormatBytes(r.APIDelta()), FormatBytes(r.APIDeltaSampled()), FormatBytes(r.APIBaseline),
-		time.Duration(r.SyncMillis*float64(time.Millisecond)).Round(time.Millisecond), r.Requests, FormatBytes(r.Bytes), FormatBytes(r.LabPeakHWM))
+	b.say("%-44s apiserver +%s (sampled +%s, baseline %s, CPU %.1fs)  sync %s  %d requests  %s received (%s on the wire)  lab peak %s  %s",
+		name, FormatBytes(r.APIDelta()), FormatBytes(r.APIDeltaSampled()), FormatBytes(r.APIBaseline), r.APICPUMillis/1000,
+		time.Duration(r.SyncMillis*float64(time.Millisecond)).Round(time.Millisecond), r.Requests, FormatBytes(r.Bytes), FormatBytes(r.WireBytes), FormatBytes(r.LabPeakHWM), b.progress.step())
 	return r, nil
 }
 
@@ -400,6 +498,7 @@ func fromRecords(r *Result, setups []record.Record, tags []string) error {
 			synced[s.Tag] = true
 			r.Requests += s.Stats.Requests
 			r.Bytes += s.Stats.Bytes
+			r.WireBytes += s.Stats.Wire()
 			if s.Time.After(t1) {
 				t1 = s.Time
 			}

@@ -11,6 +11,7 @@ import (
 
 	"informer-lab/compare/matrix"
 	"informer-lab/harness/internal/app"
+	"informer-lab/harness/internal/servers"
 	"informer-lab/record"
 )
 
@@ -92,7 +93,7 @@ func TestNotApplicable(t *testing.T) {
 			"client-v037-on":  "n/a: kube-apiserver 1.31 has no CBORServingAndStorage gate (from 1.32)",
 		}},
 	} {
-		s, _ := parseServer(tc.server)
+		s, _ := servers.Parse(tc.server)
 		run, na := applicable(tc.kind, cells, s)
 		if !slices.Equal(names(run), tc.run) || len(na) != len(tc.na) {
 			t.Errorf("%s on %s: run %v, n/a %v; want %v, %v", tc.kind, tc.server, names(run), na, tc.run, tc.na)

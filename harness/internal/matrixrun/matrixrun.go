@@ -19,6 +19,7 @@ import (
 	"informer-lab/envtestbin"
 	"informer-lab/harness/internal/app"
 	"informer-lab/harness/internal/rundir"
+	"informer-lab/harness/internal/servers"
 	"informer-lab/record"
 )
 
@@ -67,25 +68,6 @@ type options struct {
 }
 
 // server is one column: a version and the kube-apiserver feature gates it runs with.
-type server struct{ version, gates string }
-
-func (s server) name() string {
-	if s.gates == "" {
-		return s.version
-	}
-	return s.version + " " + s.gates
-}
-
-func (s server) slug() string { return strings.NewReplacer(" ", "-", ",", "-").Replace(s.name()) }
-
-func parseServer(s string) (server, error) {
-	v, g, _ := strings.Cut(strings.TrimSpace(s), ":")
-	if _, err := fmt.Sscanf(v, "%d.%d.%d", new(int), new(int), new(int)); err != nil || strings.Count(v, ".") != 2 {
-		return server{}, fmt.Errorf("server %q: want a version X.Y.Z, optionally with kube-apiserver feature gates after a colon (1.32.13:WatchList=false)", s)
-	}
-	return server{v, g}, nil
-}
-
 // Run is make matrix; it returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
@@ -176,7 +158,7 @@ func command(fs *flag.FlagSet) string {
 
 // grid is what to run: the columns, the rows, the scenarios and the informer kinds.
 type grid struct {
-	servers   []server
+	servers   []servers.Server
 	clients   []string // cell names: client-v031-off
 	scenarios []string
 	kinds     []string // record.Kinds, in the order asked
@@ -206,12 +188,13 @@ func (o options) grid() (grid, error) {
 			return g, fmt.Errorf("--kinds: unknown kind %q: the kinds are %s, or %q for all of them", k, strings.Join(record.Kinds, ", "), KindsAliases[0])
 		}
 	}
-	for _, s := range split(o.servers, Servers) {
-		sv, err := parseServer(s)
-		if err != nil {
-			return g, err
-		}
-		g.servers = append(g.servers, sv)
+	list := o.servers
+	if list == "" {
+		list = strings.Join(Servers, ",")
+	}
+	var err error
+	if g.servers, err = servers.ParseList(list); err != nil {
+		return g, err
 	}
 	for _, s := range split(o.scenarios, app.Scenarios) {
 		if s == FaultsAlias {
@@ -268,19 +251,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[matrix] "+format+"\n", a...) }
 
 	// 1. Every server version, built once from the module proxy and reused after that.
-	for _, v := range versions(g.servers) {
-		t := time.Now()
-		if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: v, NoBuild: true}); err != nil {
-			say("kube-apiserver %s is not in the envtest store yet: building it from the Go module proxy (3-8 minutes cold)", v)
-			if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: v, Progress: prefixed{stderr, "[envtest " + v + "] "}}); err != nil {
-				code := exitRun
-				if errors.Is(err, envtestbin.ErrNotServed) || errors.Is(err, envtestbin.ErrBadVersion) {
-					code = exitUsage // a version that does not exist: the user's input
-				}
-				return code, fmt.Errorf("provision kube-apiserver %s: %w", v, err)
-			}
-			say("kube-apiserver %s built in %s", v, time.Since(t).Round(time.Second))
+	if err := servers.Provision(ctx, g.servers, say, stderr); err != nil {
+		if errors.Is(err, servers.ErrUsage) {
+			return exitUsage, err // a version that does not exist: the user's input
 		}
+		return exitRun, err
 	}
 
 	// 2. Every lab module built once; each client cell is a module and a gate setting.
@@ -321,7 +296,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		res.Kinds, kinds, res.Command = g.kinds, g.kinds, o.command
 	}
 	for _, s := range g.servers { // the columns in the order asked, even for a run that fails
-		res.Servers = append(res.Servers, matrix.Server{Name: s.name(), Version: "v" + s.version, FeatureGates: s.gates})
+		res.Servers = append(res.Servers, matrix.Server{Name: s.Name(), Version: "v" + s.Version, FeatureGates: s.Gates})
 	}
 	total, n := len(g.servers)*len(g.scenarios)*len(kinds), 0
 	gridStart := time.Now() // after the builds: what is left is runs like the ones done
@@ -338,10 +313,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 				run, na := applicable(kind, cells, s)
 				for _, c := range cells {
 					if why, ok := na[c.Name]; ok {
-						res.AddNotApplicable(sc, kind, s.name(), c.Name, why)
+						res.AddNotApplicable(sc, kind, s.Name(), c.Name, why)
 					}
 				}
-				what := fmt.Sprintf("kube-apiserver %s, scenario %s", s.name(), sc)
+				what := fmt.Sprintf("kube-apiserver %s, scenario %s", s.Name(), sc)
 				if kind != "" {
 					what += ", kind " + kind
 				}
@@ -358,7 +333,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 				if ctx.Err() != nil {
 					// Keep what was finished: the grid so far, without the interrupted run's cells.
 					res.Cells = slices.DeleteFunc(res.Cells, func(c matrix.Cell) bool {
-						return c.Scenario == sc && c.Server == s.name() && c.Kind == kind
+						return c.Scenario == sc && c.Server == s.Name() && c.Kind == kind
 					})
 					res.Duration = time.Since(start).Round(time.Second).String()
 					o.docs = false
@@ -393,39 +368,39 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 // runOne plays one scenario on one server with every cell, of one informer kind ("": the
 // labs' default, in a grid without a kind axis), and adds each cell's verdict and normalized log
 // to res. A run that fails still gives its cells, marked failed.
-func runOne(ctx context.Context, o options, res *matrix.Result, parent, sc, kind string, s server, cells []app.Cell, say func(string, ...any)) error {
+func runOne(ctx context.Context, o options, res *matrix.Result, parent, sc, kind string, s servers.Server, cells []app.Cell, say func(string, ...any)) error {
 	// No ':' or '=' in a path: a relative link "fault:x/..." would read as a URL scheme.
-	rel := filepath.Join(strings.NewReplacer(":", "-", "=", "-").Replace(sc), s.slug(), kind)
+	rel := filepath.Join(strings.NewReplacer(":", "-", "=", "-").Replace(sc), s.Slug(), kind)
 	dir := filepath.Join(parent, rel)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	rep, err := app.Execute(ctx, app.Spec{
-		Dir: dir, Cells: app.Prebuilt(cells), ServerVersion: s.version, ServerGates: s.gates, Scenario: sc, Kind: kind,
+		Dir: dir, Cells: app.Prebuilt(cells), ServerVersion: s.Version, ServerGates: s.Gates, Scenario: sc, Kind: kind,
 		Seed: o.seed, MinWrites: 2, SeedObjects: 3, Interval: o.interval, SyncTimeout: o.syncTimeout,
 		StopGrace: 10 * time.Second, WatchTimeout: o.watchTimeout, SyncWait: o.syncWait,
 		Say: func(f string, a ...any) { say("  "+f, a...) },
 	})
 	if err != nil {
 		for _, c := range cells {
-			res.Cells = append(res.Cells, matrix.Cell{Scenario: sc, Server: s.name(), Client: c.Name, Kind: kind, Verdict: "run failed", Failed: oneLine(err), Run: filepath.ToSlash(rel)})
+			res.Cells = append(res.Cells, matrix.Cell{Scenario: sc, Server: s.Name(), Client: c.Name, Kind: kind, Verdict: "run failed", Failed: oneLine(err), Run: filepath.ToSlash(rel)})
 		}
 		return err
 	}
 	if kind == "" {
 		res.Add(sc, rep, filepath.ToSlash(rel))
 	} else {
-		res.AddKind(sc, kind, matrix.Server{Name: s.name(), Version: "v" + s.version, FeatureGates: s.gates}, rep, filepath.ToSlash(rel))
+		res.AddKind(sc, kind, matrix.Server{Name: s.Name(), Version: "v" + s.Version, FeatureGates: s.Gates}, rep, filepath.ToSlash(rel))
 	}
 	return matrix.WriteCellLogs(dir, rep)
 }
 
 // applicable splits the cells of a run of kind on server s: those to start, and why each other
 // one cannot run (record.KindNotApplicable: "n/a: …"), by cell name.
-func applicable(kind string, cells []app.Cell, s server) (run []app.Cell, na map[string]string) {
+func applicable(kind string, cells []app.Cell, s servers.Server) (run []app.Cell, na map[string]string) {
 	na = map[string]string{}
 	for _, c := range cells {
-		if why := record.KindNotApplicable(kind, record.Minor(c.ClientGo), record.Minor(s.version)); why != "" {
+		if why := record.KindNotApplicable(kind, record.Minor(c.ClientGo), record.Minor(s.Version)); why != "" {
 			na[c.Name] = why
 			continue
 		}
@@ -471,27 +446,3 @@ func oneLine(err error) string { return strings.Join(strings.Fields(err.Error())
 
 // module is the lab module of a cell name: client-v031-on -> client-v031.
 func module(cell string) string { return cell[:strings.LastIndex(cell, "-")] }
-
-// versions lists the distinct server versions, in order.
-func versions(servers []server) []string {
-	var vs []string
-	for _, s := range servers {
-		if !slices.Contains(vs, s.version) {
-			vs = append(vs, s.version)
-		}
-	}
-	return vs
-}
-
-// prefixed writes each line of a build's progress with a prefix.
-type prefixed struct {
-	w      io.Writer
-	prefix string
-}
-
-func (p prefixed) Write(b []byte) (int, error) {
-	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		fmt.Fprintln(p.w, p.prefix+line)
-	}
-	return len(b), nil
-}

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -721,23 +720,3 @@ func (s *faultStream) encodeEvent(ev metav1.WatchEvent) error {
 	s.out.Write(buf.Bytes())
 	return nil
 }
-
-// gunzipBody decompresses a gzip body lazily, on the first Read (gzip.NewReader reads the
-// header at once, which would hold the response's headers until the first event).
-type gunzipBody struct {
-	src io.ReadCloser
-	gz  *gzip.Reader
-	err error
-}
-
-func (g *gunzipBody) Read(p []byte) (int, error) {
-	if g.gz == nil && g.err == nil {
-		g.gz, g.err = gzip.NewReader(g.src)
-	}
-	if g.err != nil {
-		return 0, g.err
-	}
-	return g.gz.Read(p)
-}
-
-func (g *gunzipBody) Close() error { return g.src.Close() }

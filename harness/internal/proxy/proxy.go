@@ -38,6 +38,8 @@ import (
 	"sync"
 	"time"
 
+	"informer-lab/lab/wire"
+
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -434,7 +436,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 			p.opts.Log("proxy: fault %s: not applied to %s: content encoding %s", f, end.what, enc)
 			return nil
 		}
-		resp.Body = &gunzipBody{src: resp.Body}
+		resp.Body = wire.Gunzip(resp.Body)
 		resp.Header.Del("Content-Encoding")
 	}
 	fs, ok := newFaultStream(resp.Body, resp.Header.Get("Content-Type"), f, end.what, p.opts.Log)

@@ -1,0 +1,112 @@
+// Package servers holds what make matrix and make bench share about kube-apiservers: how a
+// server is named on the command line (a version, optionally with feature gates), and
+// building each version once from the Go module proxy before anything starts.
+package servers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"informer-lab/envtestbin"
+)
+
+// Server is one kube-apiserver setting of a run: a version and the --feature-gates it gets.
+type Server struct{ Version, Gates string }
+
+// Name is how tables and logs name it: "1.37.2" or "1.37.2 WatchListCompression=false".
+func (s Server) Name() string {
+	if s.Gates == "" {
+		return s.Version
+	}
+	return s.Version + " " + s.Gates
+}
+
+// Slug is Name as a path element.
+func (s Server) Slug() string {
+	return strings.NewReplacer(" ", "-", ",", "-").Replace(s.Name())
+}
+
+// Parse reads "X.Y.Z" or "X.Y.Z:Gate=bool,Gate=bool".
+func Parse(s string) (Server, error) {
+	v, g, _ := strings.Cut(strings.TrimSpace(s), ":")
+	if _, err := fmt.Sscanf(v, "%d.%d.%d", new(int), new(int), new(int)); err != nil || strings.Count(v, ".") != 2 {
+		return Server{}, fmt.Errorf("server %q: want a version X.Y.Z, optionally with kube-apiserver feature gates after a colon (1.32.13:WatchList=false)", s)
+	}
+	return Server{v, g}, nil
+}
+
+// ParseList reads a comma-separated list; a gate list belongs to the version before it, so
+// "1.37.2:A=false,B=true,1.32.13" is two servers.
+func ParseList(list string) ([]Server, error) {
+	var out []Server
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if strings.Contains(f, "=") && !strings.Contains(f, ":") && len(out) > 0 {
+			out[len(out)-1].Gates += "," + f // another gate of the server before
+			continue
+		}
+		s, err := Parse(f)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Versions lists the distinct versions, in order.
+func Versions(ss []Server) []string {
+	var vs []string
+	for _, s := range ss {
+		if !slices.Contains(vs, s.Version) {
+			vs = append(vs, s.Version)
+		}
+	}
+	return vs
+}
+
+// ErrUsage marks a provisioning failure that is the user's input: a version that does not
+// exist or is not served.
+var ErrUsage = errors.New("no such kube-apiserver version")
+
+// Provision builds every version the envtest store does not have yet (3-8 minutes each, cold),
+// saying so first, and its build's progress line by line with a prefix.
+func Provision(ctx context.Context, ss []Server, say func(string, ...any), progress io.Writer) error {
+	for _, v := range Versions(ss) {
+		if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: v, NoBuild: true}); err == nil {
+			continue
+		}
+		t := time.Now()
+		say("kube-apiserver %s is not in the envtest store yet: building it from the Go module proxy (3-8 minutes cold)", v)
+		if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: v, Progress: Prefixed{progress, "[envtest " + v + "] "}}); err != nil {
+			if errors.Is(err, envtestbin.ErrNotServed) || errors.Is(err, envtestbin.ErrBadVersion) {
+				return fmt.Errorf("provision kube-apiserver %s: %w: %w", v, ErrUsage, err)
+			}
+			return fmt.Errorf("provision kube-apiserver %s: %w", v, err)
+		}
+		say("kube-apiserver %s built in %s", v, time.Since(t).Round(time.Second))
+	}
+	return nil
+}
+
+// Prefixed writes each line of a build's progress with a prefix.
+type Prefixed struct {
+	W      io.Writer
+	Prefix string
+}
+
+func (p Prefixed) Write(b []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		fmt.Fprintln(p.W, p.Prefix+line)
+	}
+	return len(b), nil
+}

@@ -1,0 +1,39 @@
+package servers
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseList(t *testing.T) {
+	got, err := ParseList("1.32.13, 1.37.2:WatchListCompression=false,WatchList=true,1.33.13,1.32.13")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Server{{"1.32.13", ""}, {"1.37.2", "WatchListCompression=false,WatchList=true"}, {"1.33.13", ""}}
+	if len(got) != len(want) {
+		t.Fatalf("ParseList = %v, want %v (the second gate belongs to 1.37.2, the repeated 1.32.13 is dropped)", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("server %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if n, s := got[1].Name(), got[1].Slug(); n != "1.37.2 WatchListCompression=false,WatchList=true" || s != "1.37.2-WatchListCompression=false-WatchList=true" {
+		t.Errorf("Name %q, Slug %q", n, s)
+	}
+	for _, bad := range []string{"1.37", "v1.32.13", "latest", "WatchList=true"} {
+		if _, err := ParseList(bad); err == nil || !strings.Contains(err.Error(), "want a version X.Y.Z") {
+			t.Errorf("ParseList(%q) = %v, want the X.Y.Z error", bad, err)
+		}
+	}
+}
+
+func TestProvisionRefusesAVersionNotServed(t *testing.T) {
+	var said []string
+	err := Provision(t.Context(), []Server{{Version: "1.99.0"}}, func(f string, a ...any) { said = append(said, f) }, &strings.Builder{})
+	if !errors.Is(err, ErrUsage) {
+		t.Errorf("Provision(1.99.0) = %v, want ErrUsage (the user's input, exit 2)", err)
+	}
+}
