@@ -108,6 +108,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
+		if errors.Is(err, servers.ErrUsage) {
+			return 2 // a server version that does not exist: the user's input
+		}
 		return 1
 	}
 	return 0

@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -353,6 +355,44 @@ func TestParseFlagsQuick(t *testing.T) {
 		{"-servers", "1.37"}, {"-servers", ""}, {"-secrets-bytes", "2000000"}, {"-secrets-k", "0"}} {
 		if _, err := parseFlags(append(args, "-root", "/r"), io.Discard); err == nil {
 			t.Errorf("parseFlags(%v): no error", args)
+		}
+	}
+}
+
+// TestDocsAreTheirResults: docs/bench.md and its plots are what this build renders from the
+// real run's results, kept beside them (written by make bench ARGS=-docs).
+func TestDocsAreTheirResults(t *testing.T) {
+	docs := filepath.Join("..", "..", "..", "docs")
+	raw, err := os.ReadFile(filepath.Join(docs, DocsResults))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	rep.upgrade()
+	if len(rep.Servers) < 2 || len(rep.Results) == 0 || rep.Quick {
+		t.Fatalf("docs/%s: %d servers, %d results, quick %v: not a full run", DocsResults, len(rep.Servers), len(rep.Results), rep.Quick)
+	}
+	want := map[string]string{"bench.md": Doc(rep, docPlot)}
+	for _, c := range rep.Cases {
+		want[docPlot(c)] = caseSVG(rep, c)
+	}
+	for name, text := range want {
+		got, err := os.ReadFile(filepath.Join(docs, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != text {
+			t.Errorf("docs/%s is not what docs/%s renders: run make bench ARGS=\"-docs -from <its run directory>\" (or a new run)", name, DocsResults)
+		}
+	}
+	// Spot checks against the run itself: 16 informers on 1.32.13 each took the whole
+	// Secrets collection, and LIST→WATCH made two requests per informer.
+	for _, r := range rep.Results {
+		if r.Server == "1.32.13" && r.Case == "secrets" && r.K == 16 && r.Mode == List && (r.Bytes < 16*400*760000 || r.Requests < 16) {
+			t.Errorf("1.32.13 secrets LIST→WATCH run %d: %d bytes, %d requests", r.Rep, r.Bytes, r.Requests)
 		}
 	}
 }

@@ -16,6 +16,12 @@ import (
 // overheadMode is the mode of the overhead point (wire logging on and off).
 const overheadMode = Streaming
 
+// DocsResults is the results.json of the run docs/bench.md shows, kept in docs/.
+const DocsResults = "bench-results.json"
+
+// docPlot names a case's plot in docs/.
+func docPlot(c Case) string { return "bench-" + c.Name + ".svg" }
+
 func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say func(string, ...any)) error {
 	fmt.Fprint(stdout, Terminal(*rep))
 	plot := func(c Case) string { return "plot-" + c.Name + ".svg" }
@@ -24,7 +30,6 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 		files[filepath.Join(runDir, plot(c))] = caseSVG(*rep, c)
 	}
 	if o.docs {
-		docPlot := func(c Case) string { return "bench-" + c.Name + ".svg" }
 		dir := filepath.Join(o.root, "docs")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -41,6 +46,11 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 	}
 	if err := writeJSON(filepath.Join(runDir, "results.json"), rep); err != nil {
 		return err
+	}
+	if o.docs { // the doc's numbers, beside it: TestDocsAreTheirResults renders them again
+		if err := writeJSON(filepath.Join(o.root, "docs", DocsResults), rep); err != nil {
+			return err
+		}
 	}
 	if o.docs {
 		say("wrote docs/bench.md and its plots")
@@ -181,7 +191,7 @@ func Doc(rep Report, plot func(Case) string) string {
 	if rep.Quick {
 		p(" It was a `-quick` run: smaller collections, fewer K, repeats and servers than the default.")
 	}
-	p(" The raw numbers of every run are in the run directory's `results.json`.\n\n")
+	p(" The raw numbers of every run are in the run directory's `results.json`, kept as [%s](%s).\n\n", DocsResults, DocsResults)
 	m := rep.Machine
 	var svs []string
 	for _, sv := range rep.Servers {
