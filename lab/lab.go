@@ -120,7 +120,10 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		return usageError{err}
 	}
 	if opts.resource == record.ResourceSecrets {
-		did = strings.TrimPrefix(did+"; ", "; ") + "watching Secrets (-resource secrets)"
+		if did != "" {
+			did += "; "
+		}
+		did += "watching Secrets (-resource secrets)"
 	}
 	out.Setup("", record.StepKind, opts.kind, did)
 

@@ -87,6 +87,11 @@ type options struct {
 	overhead, docs, quick, fresh  bool
 }
 
+// usageError is an error in what the user asked for (exit 2), found after the flags parsed.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
 // Run is make bench's main; it returns the exit code: 0, 1 when the run failed, 2 for bad flags.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
@@ -108,8 +113,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
-		if errors.Is(err, servers.ErrUsage) {
-			return 2 // a server version that does not exist: the user's input
+		if errors.Is(err, servers.ErrUsage) || errors.As(err, new(usageError)) {
+			return 2 // the user's input: a server version that does not exist, a -from that is no run
 		}
 		return 1
 	}
@@ -230,13 +235,16 @@ func (o options) selected() ([]Case, error) {
 	return cs, nil
 }
 
-// ks is the K the case runs at, in increasing order.
-func (o options) ksOf(c Case) []int {
+// Runs returns the K the case runs at, in increasing order: its own, or else every K of the run.
+func (c Case) Runs(all []int) []int {
 	if c.Ks != nil {
 		return sortedKs(c.Ks)
 	}
-	return sortedKs(o.ks)
+	return sortedKs(all)
 }
+
+// seedingKey is a Report.Seeding key: one server's seeding of one case.
+func seedingKey(server, caseName string) string { return server + " " + caseName }
 
 func (o options) maxK() int {
 	m := 0

@@ -348,7 +348,7 @@ func TestParseFlagsQuick(t *testing.T) {
 	if got := strings.Join(names, ","); got != "1.32.13,1.33.13,1.33.13 WatchList=true,1.34.4,1.37.2,1.37.2 WatchListCompression=false" {
 		t.Errorf("default servers %s", got)
 	}
-	if cs, _ := o.selected(); len(cs) != 3 || cs[2].Resource != record.ResourceSecrets || o.ksOf(cs[2])[0] != 16 || cs[2].Size != 760000 || cs[2].Objects != 400 {
+	if cs, _ := o.selected(); len(cs) != 3 || cs[2].Resource != record.ResourceSecrets || cs[2].Runs(o.ks)[0] != 16 || cs[2].Size != 760000 || cs[2].Objects != 400 {
 		t.Errorf("default cases %+v: want large, small and 400 Secrets × 760000 bytes at K=16", cs)
 	}
 	for _, args := range [][]string{{"-k", "0"}, {"-k", "27"}, {"-large-kib", "1024"}, {"-cases", "huge"}, {"-repeats", "0"},

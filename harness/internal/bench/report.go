@@ -64,7 +64,7 @@ func caseSVG(rep Report, c Case) string {
 	if names := rep.serverNames(); len(names) > 1 {
 		return RatioSVG(c.String(), rep.Results, names, c, rep.maxK(c))
 	}
-	return SVG(c.String(), CasePanels(rep.Results, rep.Servers[0].Name, c, rep.ks(c)))
+	return SVG(c.String(), CasePanels(rep.Results, rep.Servers[0].Name, c, c.Runs(rep.Ks)))
 }
 
 func (rep Report) serverNames() []string {
@@ -75,16 +75,8 @@ func (rep Report) serverNames() []string {
 	return names
 }
 
-// ks is the K a case ran at, in increasing order.
-func (rep Report) ks(c Case) []int {
-	if c.Ks != nil {
-		return sortedKs(c.Ks)
-	}
-	return sortedKs(rep.Ks)
-}
-
 func (rep Report) maxK(c Case) int {
-	ks := rep.ks(c)
+	ks := c.Runs(rep.Ks)
 	if len(ks) == 0 {
 		return 0
 	}
@@ -97,7 +89,7 @@ func Terminal(rep Report) string {
 	var b strings.Builder
 	for _, sv := range rep.Servers {
 		for _, c := range rep.Cases {
-			fmt.Fprintf(&b, "\n== kube-apiserver %s, %s ==\n%s", sv.Name, c, CaseTable(rep.Results, sv.Name, c, rep.ks(c)))
+			fmt.Fprintf(&b, "\n== kube-apiserver %s, %s ==\n%s", sv.Name, c, CaseTable(rep.Results, sv.Name, c, c.Runs(rep.Ks)))
 		}
 	}
 	if len(rep.Servers) > 1 {
@@ -199,7 +191,7 @@ func Doc(rep Report, plot func(Case) string) string {
 	}
 	var shapes []string
 	for _, c := range rep.Cases {
-		shapes = append(shapes, fmt.Sprintf("%s: K = %s", c.Name, joinInts(rep.ks(c))))
+		shapes = append(shapes, fmt.Sprintf("%s: K = %s", c.Name, joinInts(c.Runs(rep.Ks))))
 	}
 	rows := [][]string{
 		{"machine", fmt.Sprintf("%d CPUs (%s), %s RAM", m.CPUs, m.CPUModel, FormatBytes(m.MemTotal))},
@@ -232,7 +224,7 @@ func Doc(rep Report, plot func(Case) string) string {
 	for _, sv := range rep.Servers {
 		p("### kube-apiserver %s\n\n", sv.Name)
 		for _, c := range rep.Cases {
-			p("%s\n\n%s\n", c, CaseTable(rep.Results, sv.Name, c, rep.ks(c)))
+			p("%s\n\n%s\n", c, CaseTable(rep.Results, sv.Name, c, c.Runs(rep.Ks)))
 		}
 	}
 
@@ -269,7 +261,7 @@ func Doc(rep Report, plot func(Case) string) string {
 func seedingNote(rep Report, c Case) string {
 	var parts []string
 	for _, sv := range rep.Servers {
-		if d, ok := rep.Seeding[sv.Name+" "+c.Name]; ok {
+		if d, ok := rep.Seeding[seedingKey(sv.Name, c.Name)]; ok {
 			parts = append(parts, fmt.Sprintf("%s on %s", d.Round(100*time.Millisecond), sv.Name))
 		}
 	}
@@ -318,13 +310,16 @@ func processNote(fresh bool) string {
 func rerender(o options, stdout, stderr io.Writer) (string, error) {
 	b, err := os.ReadFile(filepath.Join(o.from, "results.json"))
 	if err != nil {
-		return "", fmt.Errorf("-from: %w", err)
+		return "", usageError{fmt.Errorf("-from: %w", err)}
 	}
 	var rep Report
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return "", fmt.Errorf("-from %s: results.json: %w", o.from, err)
+		return "", usageError{fmt.Errorf("-from %s: results.json: %w", o.from, err)}
 	}
 	rep.upgrade()
+	if len(rep.Servers) == 0 {
+		return "", usageError{fmt.Errorf("-from %s: results.json names no server: not a make bench run", o.from)}
+	}
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[bench] "+format+"\n", a...) }
 	return o.from, writeReport(&rep, o, o.from, stdout, say)
 }

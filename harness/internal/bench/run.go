@@ -81,7 +81,7 @@ type Report struct {
 	Fresh             bool     // a fresh kube-apiserver process for every run
 	Args              []string // the command line's flags, as the doc's header shows them
 	Results           []Result
-	Seeding           map[string]time.Duration // server name + " " + case -> time to create its objects
+	Seeding           map[string]time.Duration // seedingKey(server, case) -> time to create its objects
 }
 
 // ServerInfo is one server of a run, as measured.
@@ -111,7 +111,7 @@ func (rep *Report) upgrade() {
 	}
 	seeding := map[string]time.Duration{}
 	for c, d := range rep.Seeding {
-		seeding[name+" "+c] = d
+		seeding[seedingKey(name, c)] = d
 	}
 	rep.Seeding = seeding
 	rep.Versions.APIServer, rep.Versions.Etcd = "", ""
@@ -145,7 +145,7 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	}
 	var loads []Load
 	for _, c := range cases {
-		ks := o.ksOf(c)
+		ks := c.Runs(o.ks)
 		loads = append(loads, Load{Case: c.Name, Objects: c.Objects, Size: c.Size, K: ks[len(ks)-1]})
 	}
 	if err := Guard(loads, o.memFactor, avail); err != nil {
@@ -180,7 +180,7 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	// 2. Each server in turn, on its own etcd; each case seeded into it, measured, removed.
 	total := 0
 	for _, c := range cases {
-		total += len(o.ksOf(c)) * o.repeats * len(Modes)
+		total += len(c.Runs(o.ks)) * o.repeats * len(Modes)
 	}
 	total *= len(o.servers)
 	if o.overhead && slices.ContainsFunc(cases, func(c Case) bool { return c.Name == "small" }) {
@@ -245,7 +245,7 @@ func measureServer(ctx context.Context, sv servers.Server, cases []Case, o optio
 	for _, c := range cases {
 		rs, took, err := b.runCase(ctx, c)
 		results = append(results, rs...)
-		seeding[sv.Name()+" "+c.Name] = took
+		seeding[seedingKey(sv.Name(), c.Name)] = took
 		if err != nil {
 			return info, results, err
 		}
@@ -270,7 +270,7 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 	seeding = time.Since(start)
 	b.say("seeded %s in namespace %s in %s", c, ns, seeding.Round(time.Millisecond))
 
-	for _, k := range b.o.ksOf(c) {
+	for _, k := range c.Runs(b.o.ks) {
 		for rep := 1; rep <= b.o.repeats; rep++ {
 			for _, m := range Modes {
 				r, err := b.measure(ctx, c.Name, c.Resource, ns, k, m, false, rep)
