@@ -155,6 +155,9 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		tag := string(rune('A' + i))
 		counters := &wire.Counters{}
 		icfg := rest.CopyConfig(cfg)
+		// client-go's own User-Agent, and which informer: make observe, which sees the lab
+		// from outside, tells A from B by it (they share one HTTP/2 connection).
+		icfg.UserAgent = rest.DefaultKubernetesUserAgent() + " informer/" + tag
 		icfg.Wrap(wire.WrapCounting(tag, out, counters, opts.quiet))
 		discovery := rest.CopyConfig(cfg)
 		discovery.Wrap(wire.Wrap(record.TagServer, out))

@@ -11,6 +11,7 @@ import (
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/crd"
 	"informer-lab/lab/kind"
+	"informer-lab/lab/labtest"
 	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/mutator"
 	"informer-lab/record"
@@ -59,7 +60,7 @@ func TestEveryKindOnARealServer(t *testing.T) {
 }
 
 func check(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane, k string, stalls bool) {
-	var out bytes.Buffer
+	var out labtest.Buffer
 	inf, err := kind.New(k, cp.Config, kind.Options{Namespace: "default", Tag: "A", Out: record.NewWriter("test", &out, nil), Discovery: cp.Config})
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +94,8 @@ func check(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane, k s
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The store holds the object before the handler has run (the informer's processor
+	// delivers after the indexer is updated), so both are waited for.
 	deadline := time.Now().Add(5 * time.Second)
 	for !slices.Equal(inf.Items(), want) {
 		if time.Now().After(deadline) {
@@ -100,13 +103,25 @@ func check(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane, k s
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	recs, err := record.Read(&out, "test")
+	for !hasHandler(t, &out, name) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no HANDLER record for %s", name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// hasHandler reports a HANDLER record for name among what out holds so far.
+func hasHandler(t *testing.T, out *labtest.Buffer, name string) bool {
+	data := out.Bytes()
+	if len(data) == 0 {
+		return false
+	}
+	recs, err := record.Read(bytes.NewReader(data), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(recs, func(r record.Record) bool { return r.Kind == record.Handler && r.Name == name }) {
-		t.Errorf("no HANDLER record for %s", name)
-	}
+	return slices.ContainsFunc(recs, func(r record.Record) bool { return r.Kind == record.Handler && r.Name == name })
 }
 
 func setGate(t *testing.T, on bool) {

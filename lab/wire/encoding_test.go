@@ -23,6 +23,7 @@ import (
 
 	"informer-lab/envtestbin"
 	"informer-lab/lab/controlplane"
+	"informer-lab/lab/labtest"
 	"informer-lab/lab/wire"
 	"informer-lab/record"
 
@@ -411,13 +412,13 @@ func TestGzipLikeGo(t *testing.T) {
 // wired is a clientset whose requests go through the wire, with the wire's log and counts.
 type wired struct {
 	cs     kubernetes.Interface
-	logs   *syncBuffer
+	logs   *labtest.Buffer
 	counts *wire.Counters
 }
 
 func newWired(t *testing.T, cfg *rest.Config, quiet bool, edit func(*rest.Config)) wired {
 	t.Helper()
-	w := wired{logs: &syncBuffer{}, counts: &wire.Counters{}}
+	w := wired{logs: &labtest.Buffer{}, counts: &wire.Counters{}}
 	cfg = rest.CopyConfig(cfg)
 	if edit != nil {
 		edit(cfg)
@@ -502,7 +503,7 @@ func (w wired) streamRecords(t *testing.T, lines []string) (h, end record.Record
 // watchToEnd watches srv's stream until it ends, and returns the client's lines. When the
 // client has read the end bookmark, it waits for the wire's record of it in logs (if not nil)
 // and then resumes srv if it paused: a live stream has more only after a write.
-func watchToEnd(t *testing.T, cs kubernetes.Interface, srv *encodedServer, logs *syncBuffer) []string {
+func watchToEnd(t *testing.T, cs kubernetes.Interface, srv *encodedServer, logs *labtest.Buffer) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -813,24 +814,6 @@ func get(rt http.RoundTripper, url string, header http.Header) (*http.Response, 
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	return resp, body, err
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
 }
 
 // wrapper forwards every request as it is and says what it wraps, as client-go v0.36+'s TLS

@@ -1,0 +1,27 @@
+package record
+
+import "testing"
+
+func TestResourceOf(t *testing.T) {
+	for path, want := range map[string]string{
+		"/api/v1/namespaces/default/configmaps":                  "configmaps",
+		"/api/v1/configmaps":                                     "configmaps",
+		"/api/v1/namespaces/ns/configmaps/cm-1":                  "configmaps",
+		"/api/v1/namespaces/ns/pods/p/log":                       "pods/log",
+		"/api/v1/namespaces/ns":                                  "namespaces",
+		"/api/v1/namespaces":                                     "namespaces",
+		"/apis/apps/v1/namespaces/ns/deployments":                "apps/deployments",
+		"/apis/informer-lab.dev/v1/widgets":                      "informer-lab.dev/widgets",
+		"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews": "authorization.k8s.io/selfsubjectaccessreviews",
+		"/api":          TagNoResource,
+		"/api/v1":       TagNoResource,
+		"/apis":         TagNoResource,
+		"/apis/apps/v1": TagNoResource,
+		"/version":      TagNoResource,
+		"/openapi/v3":   TagNoResource,
+	} {
+		if got := ResourceOf(path); got != want {
+			t.Errorf("ResourceOf(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
