@@ -3,13 +3,16 @@
 K8S_VERSION ?= 1.32.13
 ARGS ?=
 
-.PHONY: compare matrix bench reliability test envtest clean
+.PHONY: compare matrix bench reliability observe test envtest kubectl clean
 
 compare: envtest ## one shared apiserver, every lab attached, one writer, the wire diff and verdict
 	cd harness && GOWORK=off go run . $(ARGS)
 
-matrix: envtest ## every client cell x server version x scenario (x informer kind: KINDS=all), observed on the wire, as one grid (docs/matrix.md, docs/kinds.md)
-	cd harness && GOWORK=off go run ./cmd/matrix $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(KINDS),--kinds $(KINDS)) $(ARGS)
+# KUBECONFIG counts only when given on the make command line: an exported KUBECONFIG must not
+# point a grid at someone's cluster unasked. With it, no envtest server is built but those
+# SERVERS names (make matrix builds what is missing itself).
+matrix: $(if $(filter command line,$(origin KUBECONFIG)),,envtest) ## every client cell x server version x scenario (x informer kind: KINDS=all), observed on the wire, as one grid (docs/matrix.md, docs/kinds.md); KUBECONFIG=path [CONTEXT=name]: a column for that cluster
+	cd harness && GOWORK=off go run ./cmd/matrix $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(KINDS),--kinds $(KINDS)) $(if $(filter command line,$(origin KUBECONFIG)),--kubeconfig "$(abspath $(KUBECONFIG))") $(if $(CONTEXT),--context "$(CONTEXT)") $(ARGS)
 
 bench: envtest ## kube-apiserver memory, CPU and bytes on the wire, K informers at once, LIST→WATCH vs streaming, across server versions (SERVERS=; docs/bench.md)
 	cd harness && GOWORK=off go run ./cmd/bench $(if $(SERVERS),-servers $(SERVERS)) $(ARGS)
@@ -17,11 +20,17 @@ bench: envtest ## kube-apiserver memory, CPU and bytes on the wire, K informers 
 reliability: envtest ## faults, bad input, security and a 30-minute long run, as real processes (docs/reliability.md)
 	cd harness && GOWORK=off go run ./cmd/reliability $(ARGS)
 
-test: envtest ## every module's tests, against a real envtest apiserver
+observe: envtest ## run CMD (any client: kubectl, a controller, a lab) through a recording proxy in front of envtest (or KUBECONFIG=path's cluster) and show what it did on the wire: make observe CMD="kubectl get configmaps -w"
+	cd harness && GOWORK=off go run ./cmd/observe -dir "$(CURDIR)" $(if $(filter command line,$(origin KUBECONFIG)),-kubeconfig "$(abspath $(KUBECONFIG))") $(if $(CONTEXT),-context "$(CONTEXT)") $(ARGS) -- $(CMD)
+
+test: envtest kubectl ## every module's tests, against a real envtest apiserver
 	hack/test.sh
 
 envtest: ## build kube-apiserver + etcd $(K8S_VERSION) from the Go module proxy (once; later runs reuse)
 	cd envtestbin && GOWORK=off go run ./cmd/provision -version $(K8S_VERSION)
+
+kubectl: envtest ## build kubectl $(K8S_VERSION) from the Go module proxy like kube-apiserver, into the same store entry (make observe's kubectl)
+	cd envtestbin && GOWORK=off go run ./cmd/provision -version $(K8S_VERSION) -kubectl
 
 clean: ## remove run directories
 	rm -rf out

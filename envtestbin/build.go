@@ -14,7 +14,6 @@ import (
 
 const (
 	kubernetesModule = "k8s.io/kubernetes"
-	apiserverPackage = "k8s.io/kubernetes/cmd/kube-apiserver"
 	etcdServerModule = "go.etcd.io/etcd/server/v3" // its root is etcd's main package (3.5 and 3.6)
 	etcdClientModule = "go.etcd.io/etcd/client/v3"
 
@@ -24,10 +23,26 @@ const (
 	progressEvery = 15 * time.Second
 )
 
+// kubeCommand is one of k8s.io/kubernetes's commands (cmd/<name>), built from
+// the same scratch module and checked by the version it reports.
+type kubeCommand struct {
+	name        string   // the binary, and its directory under cmd/
+	versionArgs []string // arguments that make it print its version
+	versionLine string   // the line they print; %s is "v1.32.13"
+	cold        string   // a cold build's time on 2 cores, for the progress line
+}
+
+var (
+	kubeAPIServer = kubeCommand{"kube-apiserver", []string{"--version"}, "Kubernetes %s", "about 4 min cold"}
+	// --client: no server to ask, and no kubeconfig is read.
+	kubectlCommand = kubeCommand{"kubectl", []string{"version", "--client"}, "Client Version: %s", "about 2 min cold"}
+)
+
 // Build builds kube-apiserver and etcd for opts.Version from the Go module
 // proxy and installs them in StoreDir(opts), unless another process has
 // installed them by the time the store lock is held. It returns that
-// directory. A cold build takes about 4 minutes on 2 cores.
+// directory. A cold build takes about 4 minutes on 2 cores. A kubectl that
+// Kubectl put into an incomplete entry is kept.
 func Build(ctx context.Context, opts Options) (string, error) {
 	start := time.Now()
 	opts = opts.withDefaults()
@@ -37,29 +52,13 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	}
 	out := opts.Progress
 
-	g, err := newGoTool(ctx)
+	g, scratch, k8sMod, err := startBuild(ctx, k8sVer)
 	if err != nil {
 		return "", err
-	}
-	scratch, err := os.MkdirTemp("", "envtestbin-")
-	if err != nil {
-		return "", fmt.Errorf("creating a scratch directory: %w", err)
 	}
 	defer os.RemoveAll(scratch)
-	// go's own work files (a 130 MB a.out while linking) go into scratch
-	// too, so that an interrupted build leaves nothing in $TMPDIR.
-	goTmp := filepath.Join(scratch, "gotmp")
-	if err := os.Mkdir(goTmp, 0o700); err != nil {
-		return "", fmt.Errorf("creating a scratch directory: %w", err)
-	}
-	g.env = append(g.env, "GOTMPDIR="+goTmp)
 
-	// Ask the proxy first: an unserved version fails in a second, before
-	// anything is created in the store.
-	k8sMod, err := g.readModule(ctx, scratch, kubernetesModule, "v"+k8sVer.String())
-	if err != nil {
-		return "", err
-	}
+	// etcd's module too is read before anything is created in the store.
 	etcdVer, err := etcdVersion(opts, k8sMod)
 	if err != nil {
 		return "", err
@@ -69,41 +68,21 @@ func Build(ctx context.Context, opts Options) (string, error) {
 		return "", err
 	}
 
-	k8sDir := filepath.Join(opts.StoreRoot, "k8s")
-	if err := os.MkdirAll(k8sDir, 0o755); err != nil {
-		return "", fmt.Errorf("creating the store: %w", err)
-	}
-	if err := checkDisk(map[string]string{"store": k8sDir, "GOCACHE": g.gocache, "GOMODCACHE": g.modache}); err != nil {
-		return "", err
-	}
-	name := entryName(k8sVer.String())
-	unlock, err := lockStore(ctx, filepath.Join(k8sDir, "."+name+".lock"), func(path string) {
-		fmt.Fprintf(out, "waiting for another build of %s (lock %s)\n", k8sVer, path)
-	})
+	final, unlock, err := lockEntry(ctx, g, opts.StoreRoot, k8sVer, out)
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	// Whoever builds holds the lock, so a temp dir of this entry seen now was left by a build
-	// that was killed (SIGKILL skips cleanup): remove it, and say so.
-	if stale, _ := filepath.Glob(filepath.Join(k8sDir, "."+name+".tmp-*")); len(stale) > 0 {
-		for _, d := range stale {
-			os.RemoveAll(d)
-		}
-		fmt.Fprintf(out, "removed %d unfinished build(s) of %s left by a killed process\n", len(stale), k8sVer)
-	}
-	final := filepath.Join(k8sDir, name)
 	if checkDir(final) == nil {
 		fmt.Fprintf(out, "kube-apiserver and etcd for %s were installed by another process in %s\n", k8sVer, final)
 		return final, nil
 	}
 
-	// Build into a temp dir on the store's filesystem so that the final
-	// rename is atomic; deferred RemoveAll cleans up after any failure and
-	// is a no-op after the rename.
-	tmp, err := os.MkdirTemp(k8sDir, "."+name+".tmp-")
+	// The deferred RemoveAll cleans up after any failure and is a no-op
+	// after the rename.
+	tmp, err := entryTemp(final)
 	if err != nil {
-		return "", fmt.Errorf("creating a temp dir in the store: %w", err)
+		return "", err
 	}
 	defer os.RemoveAll(tmp)
 
@@ -116,48 +95,153 @@ func Build(ctx context.Context, opts Options) (string, error) {
 	if err := g.build(ctx, out, "etcd", etcdSrc, etcdBin, etcdServerModule, ""); err != nil {
 		return "", err
 	}
-	if err := verify(ctx, etcdBin, "etcd Version: "+etcdVer.String()); err != nil {
+	if err := verify(ctx, "etcd Version: "+etcdVer.String(), etcdBin, "--version"); err != nil {
 		return "", err
 	}
 
-	apiBin := filepath.Join(tmp, "kube-apiserver")
-	apiSrc := filepath.Join(scratch, "kube-apiserver")
-	staging := fmt.Sprintf("v0.%d.%d", k8sVer.minor, k8sVer.patch)
-	if err := writeScratchModule(apiSrc, kubernetesModule, "v"+k8sVer.String(), k8sMod, staging); err != nil {
-		return "", fmt.Errorf("writing the kube-apiserver scratch module: %w", err)
-	}
-	// Without these the binary reports v0.0.0-master, and clients that
-	// look at the server version misbehave.
-	const pkg = "k8s.io/component-base/version."
-	ldflags := strings.Join([]string{
-		"-X " + pkg + "gitVersion=v" + k8sVer.String(),
-		fmt.Sprintf("-X %sgitMajor=%d", pkg, k8sVer.major),
-		fmt.Sprintf("-X %sgitMinor=%d", pkg, k8sVer.minor),
-		"-X " + pkg + "gitTreeState=clean",
-		"-X " + pkg + "buildDate=" + time.Now().UTC().Format(time.RFC3339),
-	}, " ")
-	fmt.Fprintf(out, "building kube-apiserver v%s (%s, staging modules %s; about 4 min cold)\n", k8sVer, apiserverPackage, staging)
-	if err := g.build(ctx, out, "kube-apiserver", apiSrc, apiBin, apiserverPackage, ldflags); err != nil {
-		return "", err
-	}
-	if err := verify(ctx, apiBin, "Kubernetes v"+k8sVer.String()); err != nil {
+	if err := g.buildKube(ctx, out, scratch, kubeAPIServer, k8sVer, k8sMod, filepath.Join(tmp, "kube-apiserver")); err != nil {
 		return "", err
 	}
 
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := installEntry(tmp, final); err != nil {
 		return "", err
-	}
-	// An incomplete entry (someone deleted a binary) would make the rename fail.
-	if err := os.RemoveAll(final); err != nil {
-		return "", fmt.Errorf("removing the incomplete %s: %w", final, err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return "", fmt.Errorf("installing into the store: %w", err)
 	}
 	fmt.Fprintf(out, "kube-apiserver v%s and etcd %s ready in %s (built in %s; %s, %s)\n",
 		k8sVer, etcdVer, final, time.Since(start).Round(time.Second),
 		fileSize(filepath.Join(final, "kube-apiserver")), fileSize(filepath.Join(final, "etcd")))
 	return final, nil
+}
+
+// installEntry renames the built directory tmp to the entry final, replacing
+// an incomplete final (someone deleted a binary, or Kubectl came first), which
+// would make the rename fail. A kubectl in it moves over: the lock holder
+// installed it verified, and it takes minutes to build again.
+func installEntry(tmp, final string) error {
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if checkBinary(final, kubectlCommand.name) == nil {
+		if err := os.Rename(filepath.Join(final, kubectlCommand.name), filepath.Join(tmp, kubectlCommand.name)); err != nil {
+			return fmt.Errorf("keeping the kubectl of the incomplete %s: %w", final, err)
+		}
+	}
+	if err := os.RemoveAll(final); err != nil {
+		return fmt.Errorf("removing the incomplete %s: %w", final, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("installing into the store: %w", err)
+	}
+	return nil
+}
+
+// startBuild finds the go command, creates the scratch directory of one
+// build, which the caller removes, and reads k8s.io/kubernetes's go.mod at
+// version from the proxy. go's own work files (a 130 MB a.out while linking)
+// go into scratch too, so that an interrupted build leaves nothing in
+// $TMPDIR. The proxy is asked first: an unserved version fails in a second,
+// before anything is created in the store.
+func startBuild(ctx context.Context, version semver) (*goTool, string, *goMod, error) {
+	g, err := newGoTool(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	scratch, err := os.MkdirTemp("", "envtestbin-")
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("creating a scratch directory: %w", err)
+	}
+	goTmp := filepath.Join(scratch, "gotmp")
+	if err := os.Mkdir(goTmp, 0o700); err != nil {
+		os.RemoveAll(scratch)
+		return nil, "", nil, fmt.Errorf("creating a scratch directory: %w", err)
+	}
+	g.env = append(g.env, "GOTMPDIR="+goTmp)
+	k8sMod, err := g.readModule(ctx, scratch, kubernetesModule, "v"+version.String())
+	if err != nil {
+		os.RemoveAll(scratch)
+		return nil, "", nil, err
+	}
+	return g, scratch, k8sMod, nil
+}
+
+// lockEntry creates the store, checks its disk space and takes the lock of
+// version's entry, which every build into the entry holds. It returns the
+// entry's directory, which need not exist yet.
+func lockEntry(ctx context.Context, g *goTool, storeRoot string, version semver, out io.Writer) (string, func(), error) {
+	k8sDir := filepath.Join(storeRoot, "k8s")
+	if err := os.MkdirAll(k8sDir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("creating the store: %w", err)
+	}
+	if err := checkDisk(map[string]string{"store": k8sDir, "GOCACHE": g.gocache, "GOMODCACHE": g.modache}); err != nil {
+		return "", nil, err
+	}
+	name := entryName(version.String())
+	unlock, err := lockStore(ctx, filepath.Join(k8sDir, "."+name+".lock"), func(path string) {
+		fmt.Fprintf(out, "waiting for another build of %s (lock %s)\n", version, path)
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	// Whoever builds holds the lock, so a temp dir of this entry (entryTemp)
+	// seen now was left by a build that was killed (SIGKILL skips cleanup):
+	// remove it, and say so.
+	if stale, _ := filepath.Glob(filepath.Join(k8sDir, tempPrefix(name)+"*")); len(stale) > 0 {
+		for _, d := range stale {
+			os.RemoveAll(d)
+		}
+		fmt.Fprintf(out, "removed %d unfinished build(s) of %s left by a killed process\n", len(stale), version)
+	}
+	return filepath.Join(k8sDir, name), unlock, nil
+}
+
+// entryTemp creates the directory that a build fills and then renames to the
+// entry final. It is next to final, on the store's filesystem, so that the
+// rename is atomic: what is in the entry is always verified.
+func entryTemp(final string) (string, error) {
+	tmp, err := os.MkdirTemp(filepath.Dir(final), tempPrefix(filepath.Base(final)))
+	if err != nil {
+		return "", fmt.Errorf("creating a temp dir in the store: %w", err)
+	}
+	return tmp, nil
+}
+
+// tempPrefix starts the names of the temp dirs of the entry name: hidden, so
+// that nothing takes them for an entry.
+func tempPrefix(name string) string { return "." + name + ".tmp-" }
+
+// buildKube builds c at version into bin from a scratch module under scratch
+// that requires k8s.io/kubernetes (whose go.mod is k8sMod), and verifies the
+// version the binary reports.
+func (g *goTool) buildKube(ctx context.Context, out io.Writer, scratch string, c kubeCommand, version semver, k8sMod *goMod, bin string) error {
+	src := filepath.Join(scratch, c.name)
+	staging := fmt.Sprintf("v0.%d.%d", version.minor, version.patch)
+	if err := writeScratchModule(src, kubernetesModule, "v"+version.String(), k8sMod, staging); err != nil {
+		return fmt.Errorf("writing the %s scratch module: %w", c.name, err)
+	}
+	pkg := kubernetesModule + "/cmd/" + c.name
+	fmt.Fprintf(out, "building %s v%s (%s, staging modules %s; %s)\n", c.name, version, pkg, staging, c.cold)
+	if err := g.build(ctx, out, c.name, src, bin, pkg, versionLDFlags(version)); err != nil {
+		return err
+	}
+	return verify(ctx, fmt.Sprintf(c.versionLine, "v"+version.String()), bin, c.versionArgs...)
+}
+
+// versionLDFlags stamps version into both version packages, as kubernetes'
+// hack/lib/version.sh does: without them a binary reports v0.0.0-master, and
+// clients that look at the server version misbehave. kube-apiserver and
+// `kubectl version` report component-base's; client-go's goes into the
+// User-Agent that kubectl sends.
+func versionLDFlags(version semver) string {
+	var flags []string
+	for _, pkg := range []string{"k8s.io/client-go/pkg/version.", "k8s.io/component-base/version."} {
+		flags = append(flags,
+			"-X "+pkg+"gitVersion=v"+version.String(),
+			fmt.Sprintf("-X %sgitMajor=%d", pkg, version.major),
+			fmt.Sprintf("-X %sgitMinor=%d", pkg, version.minor),
+			"-X "+pkg+"gitTreeState=clean",
+			"-X "+pkg+"buildDate="+time.Now().UTC().Format(time.RFC3339),
+		)
+	}
+	return strings.Join(flags, " ")
 }
 
 // etcdVersion picks the etcd version: the option, $ETCD_VERSION, or the etcd
@@ -241,20 +325,20 @@ loop:
 	return nil
 }
 
-// verify runs `bin --version` and requires want in its output, as a whole
+// verify runs bin with args and requires want in its output, as a whole
 // line or followed by a line end: "Kubernetes v1.32.13", "etcd Version: 3.5.16".
-func verify(ctx context.Context, bin, want string) error {
+func verify(ctx context.Context, want, bin string, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd := exec.CommandContext(ctx, bin, args...)
 	got, err := cmd.CombinedOutput()
 	for _, l := range lines(string(got)) {
 		if strings.TrimSpace(l) == want {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s --version does not report %q (got %q, err %v); the module proxy served something unexpected",
-		ErrBuildFailed, filepath.Base(bin), want, strings.TrimSpace(string(got)), err)
+	return fmt.Errorf("%w: %s does not report %q (got %q, err %v); the module proxy served something unexpected",
+		ErrBuildFailed, strings.Join(append([]string{filepath.Base(bin)}, args...), " "), want, strings.TrimSpace(string(got)), err)
 }
 
 func fileSize(path string) string {

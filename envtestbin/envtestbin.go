@@ -1,11 +1,12 @@
 // Package envtestbin provisions the control-plane binaries that envtest needs
-// (kube-apiserver and etcd) for a Kubernetes version.
+// (kube-apiserver and etcd) for a Kubernetes version, and on request kubectl.
 //
 // setup-envtest downloads prebuilt binaries from sites that many sandboxes and
-// CI runners cannot reach. Both binaries are plain Go programs, so this
-// package builds them from the Go module proxy instead and installs them in
-// setup-envtest's store layout (<root>/k8s/<X.Y.Z>-<GOOS>-<GOARCH>), where a
-// later Lookup finds them without building again.
+// CI runners cannot reach. They are plain Go programs, so this package builds
+// them from the Go module proxy instead and installs them in setup-envtest's
+// store layout (<root>/k8s/<X.Y.Z>-<GOOS>-<GOARCH>, one directory holding all
+// three, as setup-envtest's tarballs do), where a later Lookup or Kubectl
+// finds them without building again.
 //
 // The package uses only the standard library and the `go` command: module
 // metadata comes from `go list -m -json` and `go mod edit -json`.
@@ -37,7 +38,7 @@ type Options struct {
 	StoreRoot string
 	// Progress receives status lines; nil discards them.
 	Progress io.Writer
-	// NoBuild makes Lookup fail instead of building missing binaries.
+	// NoBuild makes Lookup and Kubectl fail instead of building missing binaries.
 	NoBuild bool
 }
 

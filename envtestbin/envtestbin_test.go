@@ -93,6 +93,109 @@ func TestLookupOrder(t *testing.T) {
 	}
 }
 
+// Kubectl finds kubectl in KUBEBUILDER_ASSETS or the store entry, fails
+// clearly with NoBuild when neither has it, and leaves Lookup alone: an entry
+// without kubectl still serves kube-apiserver and etcd.
+func TestKubectlNoBuild(t *testing.T) {
+	const version = "1.32.13"
+	tests := []struct {
+		name    string
+		assets  []string // binaries in KUBEBUILDER_ASSETS; nil = variable unset
+		store   []string // binaries in the store entry
+		want    string   // "assets" or "store"; "" = the NoBuild error
+		wantErr []string // substrings of that error
+	}{
+		{name: "entry without kubectl", store: binaries,
+			wantErr: []string{"kubectl for " + version + " is not in", "building is off", "-kubectl"}},
+		{name: "no entry", wantErr: []string{"kubectl for " + version + " is not in"}},
+		{name: "kubectl in the entry", store: append([]string{"kubectl"}, binaries...), want: "store"},
+		{name: "entry with only kubectl", store: []string{"kubectl"}, want: "store"},
+		{name: "kubectl in assets wins", assets: append([]string{"kubectl"}, binaries...), store: []string{"kubectl"}, want: "assets"},
+		{name: "assets without kubectl fall back to the store", assets: binaries, store: []string{"kubectl"}, want: "store"},
+		{name: "assets without kubectl, none in the store", assets: binaries, wantErr: []string{"is not in"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			opts := Options{Version: version, StoreRoot: filepath.Join(tmp, "store"), NoBuild: true}
+			storeDir := StoreDir(opts)
+			if tt.store != nil {
+				fakeBins(t, storeDir, tt.store...)
+			}
+			assetsDir := filepath.Join(tmp, "assets")
+			t.Setenv("KUBEBUILDER_ASSETS", "")
+			if tt.assets != nil {
+				fakeBins(t, assetsDir, tt.assets...)
+				t.Setenv("KUBEBUILDER_ASSETS", assetsDir)
+			}
+
+			got, err := Kubectl(context.Background(), opts)
+			if tt.want == "" {
+				if !errors.Is(err, ErrMissingBinary) {
+					t.Fatalf("err = %v, want %v", err, ErrMissingBinary)
+				}
+				for _, s := range append(tt.wantErr, storeDir) {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not mention %q", err, s)
+					}
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := filepath.Join(map[string]string{"assets": assetsDir, "store": storeDir}[tt.want], "kubectl")
+				if got != want {
+					t.Errorf("Kubectl = %s, want %s", got, want)
+				}
+			}
+
+			// Lookup depends on kube-apiserver and etcd only.
+			t.Setenv("KUBEBUILDER_ASSETS", "")
+			_, err = Lookup(context.Background(), opts)
+			if hasServer := tt.store != nil && checkDir(storeDir) == nil; hasServer != (err == nil) {
+				t.Errorf("Lookup with store %v: err = %v", tt.store, err)
+			}
+		})
+	}
+}
+
+// A non-executable kubectl in the entry does not count.
+func TestKubectlNotExecutable(t *testing.T) {
+	t.Setenv("KUBEBUILDER_ASSETS", "")
+	opts := Options{StoreRoot: t.TempDir(), NoBuild: true}
+	dir := fakeBins(t, StoreDir(opts), binaries...)
+	if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Kubectl(context.Background(), opts); !errors.Is(err, ErrMissingBinary) {
+		t.Fatalf("err = %v, want %v", err, ErrMissingBinary)
+	}
+}
+
+// Build's install step keeps a kubectl that Kubectl put into an entry
+// before kube-apiserver and etcd were there, and replaces the rest.
+func TestInstallEntryKeepsKubectl(t *testing.T) {
+	root := t.TempDir()
+	final := fakeBins(t, filepath.Join(root, "entry"), "kubectl", "kube-apiserver") // etcd deleted
+	if err := os.WriteFile(filepath.Join(final, "kubectl"), []byte("#!/bin/sh\necho the built kubectl\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := fakeBins(t, filepath.Join(root, ".entry.tmp-1"), binaries...)
+	if err := installEntry(tmp, final); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkDir(final); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(final, "kubectl"))
+	if err != nil || !strings.Contains(string(got), "the built kubectl") {
+		t.Errorf("kubectl after install = %q (err %v), want the one that was there", got, err)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("temp dir %s still there (err %v)", tmp, err)
+	}
+}
+
 // Bad versions are rejected before the go command runs: with no go on PATH
 // and GOPROXY=off, anything that got further would fail differently.
 func TestBadVersion(t *testing.T) {
@@ -100,7 +203,7 @@ func TestBadVersion(t *testing.T) {
 	t.Setenv("GOPROXY", "off")
 	t.Setenv("KUBEBUILDER_ASSETS", "")
 	for _, v := range []string{"1.32", "latest", "1.32.x", "v1.32.13-rc.0", "1.032.1", " 1.32.13", "1.32.13.1"} {
-		for _, f := range []func(context.Context, Options) (string, error){Lookup, Build} {
+		for _, f := range []func(context.Context, Options) (string, error){Lookup, Build, Kubectl} {
 			_, err := f(context.Background(), Options{Version: v, StoreRoot: t.TempDir()})
 			if !errors.Is(err, ErrBadVersion) || !strings.Contains(err.Error(), "X.Y.Z") {
 				t.Errorf("version %q: err = %v, want %v", v, err, ErrBadVersion)
@@ -123,12 +226,14 @@ func TestUnservedVersion(t *testing.T) {
 	tmpdir := t.TempDir()
 	t.Setenv("TMPDIR", tmpdir)
 	root := t.TempDir()
-	_, err := Lookup(context.Background(), Options{Version: "1.99.0", StoreRoot: root})
-	if errors.Is(err, ErrProxyUnreachable) {
-		t.Skipf("module proxy unreachable: %v", err)
-	}
-	if !errors.Is(err, ErrNotServed) || !strings.Contains(err.Error(), "k8s.io/kubernetes@v1.99.0") {
-		t.Fatalf("err = %v, want %v naming k8s.io/kubernetes@v1.99.0", err, ErrNotServed)
+	for _, f := range []func(context.Context, Options) (string, error){Lookup, Kubectl} {
+		_, err := f(context.Background(), Options{Version: "1.99.0", StoreRoot: root})
+		if errors.Is(err, ErrProxyUnreachable) {
+			t.Skipf("module proxy unreachable: %v", err)
+		}
+		if !errors.Is(err, ErrNotServed) || !strings.Contains(err.Error(), "k8s.io/kubernetes@v1.99.0") || !strings.Contains(err.Error(), "1.99.x") {
+			t.Fatalf("err = %v, want %v naming k8s.io/kubernetes@v1.99.0 and the served 1.99.x releases", err, ErrNotServed)
+		}
 	}
 	entries, _ := os.ReadDir(filepath.Join(root, "k8s"))
 	for _, e := range entries {

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Errors returned by Lookup and Build wrap one of these (use errors.Is).
+// Errors returned by Lookup, Build and Kubectl wrap one of these (use errors.Is).
 var (
 	ErrBadVersion       = errors.New("bad version")
 	ErrNotServed        = errors.New("not served by the Go module proxy")

@@ -36,17 +36,26 @@ func Lookup(ctx context.Context, opts Options) (string, error) {
 	return Build(ctx, opts)
 }
 
-// checkDir reports the first binary that dir lacks.
+// checkDir reports the first binary that dir lacks. kubectl is not one of
+// them: Lookup serves envtest, and entries built before Kubectl existed lack it.
 func checkDir(dir string) error {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
 		return fmt.Errorf("%w: directory %s does not exist", ErrMissingBinary, dir)
 	}
 	for _, name := range binaries {
-		fi, err := os.Stat(filepath.Join(dir, name))
-		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-			return fmt.Errorf("%w: no executable %s in %s", ErrMissingBinary, name, dir)
+		if err := checkBinary(dir, name); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkBinary reports whether dir holds an executable file name.
+func checkBinary(dir, name string) error {
+	fi, err := os.Stat(filepath.Join(dir, name))
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%w: no executable %s in %s", ErrMissingBinary, name, dir)
 	}
 	return nil
 }

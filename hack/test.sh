@@ -18,7 +18,7 @@ start=${SECONDS}
 
 # go test starts packages in the order it is given them, four at a time: the harness's longest
 # first, so that none of them waits for a slot behind a shorter one.
-declare -A first=([harness]="./internal/reliability ./internal/matrixrun ./internal/app ./internal/doccheck ./internal/proxy")
+declare -A first=([harness]="./internal/reliability ./internal/matrixrun ./internal/app ./internal/doccheck ./internal/proxy ./internal/observe")
 
 # Every test that needs kube-apiserver finds it built (once, by `make envtest`, which make test
 # runs first); the modules' own builds warm the shared Go cache while they run.

@@ -24,6 +24,7 @@ import (
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/crd"
 	"informer-lab/lab/kind"
+	"informer-lab/lab/kubeconfig"
 	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/pin"
@@ -35,7 +36,6 @@ import (
 	"k8s.io/client-go/features"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Gate settings for the WatchListClient feature gate.
@@ -53,12 +53,12 @@ type Cell struct {
 }
 
 type options struct {
-	kubeconfig, namespace, records, name, serverVersion, gate string
-	directListAt, kind, resource                              string
-	interval, duration                                        time.Duration
-	informers, klogV                                          int
-	quiet, directList                                         bool
-	healthEvery                                               time.Duration
+	kubeconfig, context, namespace, records, name, serverVersion string
+	gate, directListAt, kind, resource                           string
+	interval, duration                                           time.Duration
+	informers, klogV                                             int
+	quiet, directList                                            bool
+	healthEvery                                                  time.Duration
 }
 
 // Main runs the lab and exits: 0 after Ctrl-C or -duration, 2 for bad flags, 1 for errors.
@@ -227,6 +227,7 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "attach to this cluster instead of booting envtest (no writer: someone else writes)")
+	fs.StringVar(&o.context, "context", "", "with -kubeconfig: the kubeconfig's context to use (default: its current-context)")
 	fs.StringVar(&o.namespace, "namespace", "", "watch only this namespace (default: all)")
 	fs.StringVar(&o.records, "records", "", `also write records as JSON lines to this file; "-" writes them to stdout instead of the text lines`)
 	fs.StringVar(&o.name, "name", name, "the lab's name in its records")
@@ -268,6 +269,9 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	}
 	if o.interval <= 0 {
 		return o, usageError{fmt.Errorf("-interval must be positive, got %s", o.interval)}
+	}
+	if o.context != "" && o.kubeconfig == "" {
+		return o, usageError{fmt.Errorf("-context %s goes with -kubeconfig (the lab's own envtest has one context)", o.context)}
 	}
 	return o, nil
 }
@@ -333,9 +337,9 @@ func setWatchListGate(setting string) (state, how string, err error) {
 func connect(ctx context.Context, o options, out *record.Writer, stderr io.Writer) (*rest.Config, func(), error) {
 	logged := wire.Wrap(record.TagServer, out)
 	if o.kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+		cfg, err := kubeconfig.Load(o.kubeconfig, o.context)
 		if err != nil {
-			return nil, nil, fmt.Errorf("kubeconfig %s: %w", o.kubeconfig, err)
+			return nil, nil, usageError{err}
 		}
 		version := "unknown"
 		probe := rest.CopyConfig(cfg)

@@ -116,3 +116,18 @@ func Read(r io.Reader, name string) ([]Record, error) {
 	}
 	return out, nil
 }
+
+// MarshalLines renders recs as a log file holds them, one JSON line each, as they are: Read's
+// counterpart for logs built in code (tests, a synthetic run), which a Writer would stamp with
+// its own schema, time and source.
+func MarshalLines(recs []Record) ([]byte, error) {
+	var buf []byte
+	for _, r := range recs {
+		line, err := r.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	return buf, nil
+}

@@ -146,6 +146,12 @@ const (
 	SelectorValue = "informer-lab"
 )
 
+// RunLabel is the label the harness puts, on a user's cluster, on the namespace it creates and on
+// every object it makes there (seeds and writes), the namespace's name its value: what a run
+// made is found by that selector, and only that is deleted. It is not SelectorLabel, which only
+// the odd seeds may carry (the selector kind's informers select on it).
+const RunLabel = "informer-lab.dev/run"
+
 // The lab's own custom resource, which KindDynamicCRD and KindCBOR watch (lab/crd defines it).
 const (
 	CRDGroup    = "informer-lab.dev"
@@ -180,6 +186,25 @@ func KindNotApplicable(kind string, clientMinor, serverMinor int) string {
 		return fmt.Sprintf("n/a: client-go v0.%d has no ClientsAllowCBOR gate (from v0.32)", clientMinor)
 	case serverMinor > 0 && serverMinor < 32:
 		return fmt.Sprintf("n/a: kube-apiserver 1.%d has no CBORServingAndStorage gate (from 1.32)", serverMinor)
+	}
+	return ""
+}
+
+// NotApplicableServerProcesses is the cell of a scenario that kills and restarts kube-apiserver
+// or writes to etcd (restart, restart-gap, expired) on a user's cluster, where the harness
+// has neither process.
+const NotApplicableServerProcesses = "n/a: needs the server's processes"
+
+// ClusterNotApplicable says why a scenario or an informer kind cannot run on a user's cluster,
+// where the harness works in one namespace and has no process of the server, or "" when it can.
+func ClusterNotApplicable(scenario, kind string) string {
+	switch {
+	case scenario == ScenarioRestart || scenario == ScenarioRestartGap || scenario == ScenarioExpired:
+		return NotApplicableServerProcesses
+	case kind == KindCBOR:
+		return "n/a: needs a CustomResourceDefinition (cluster-scoped) and kube-apiserver started with " + KindServerGates(KindCBOR)
+	case KindWatchesCRD(kind):
+		return "n/a: needs a CustomResourceDefinition (cluster-scoped)"
 	}
 	return ""
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"informer-lab/record"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/runs/synthetic from the generator")
@@ -15,20 +17,16 @@ var update = flag.Bool("update", false, "rewrite testdata/runs/synthetic from th
 func TestSyntheticRunFiles(t *testing.T) {
 	dir := filepath.Join("..", "testdata", "runs", "synthetic")
 	for source, recs := range synthRun("v1.32.13", "", synthLabs, 3, 6) {
-		var buf bytes.Buffer
-		for _, r := range recs {
-			line, err := r.Marshal()
-			if err != nil {
-				t.Fatal(err)
-			}
-			buf.Write(append(line, '\n'))
+		buf, err := record.MarshalLines(recs)
+		if err != nil {
+			t.Fatal(err)
 		}
 		path := filepath.Join(dir, source+".jsonl")
 		if *update {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			if err := os.WriteFile(path, buf, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -37,7 +35,7 @@ func TestSyntheticRunFiles(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v (run go test ./analysis -run TestSyntheticRunFiles -update)", err)
 		}
-		if !bytes.Equal(got, buf.Bytes()) {
+		if !bytes.Equal(got, buf) {
 			t.Errorf("%s differs from the generator's output (run with -update and read the git diff)", path)
 		}
 	}

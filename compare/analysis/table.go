@@ -106,14 +106,13 @@ func (r *Report) verdict(extras bool) Verdict {
 	for _, c := range cols {
 		v.Columns = append(v.Columns, c.title)
 	}
-	index := map[string]int{} // note text -> its index in v.Notes
 	for _, l := range r.Labs {
 		row := make([]Cell, len(cols))
 		for i, c := range cols {
 			text, notes := c.cell(l)
 			row[i].Text = text
 			for _, n := range notes {
-				row[i].Notes = v.note(index, l.Name, n, row[i].Notes)
+				row[i].Notes = v.AddNote(l.Name, n, row[i].Notes)
 			}
 		}
 		v.Rows = append(v.Rows, row)
@@ -124,12 +123,13 @@ func (r *Report) verdict(extras bool) Verdict {
 	return v
 }
 
-// note files text as a footnote of lab (once per text) and adds its number to marks.
-func (v *Verdict) note(index map[string]int, lab, text string, marks []int) []int {
-	i, ok := index[text]
-	if !ok {
+// AddNote files text as a footnote of lab (once per text, however many cells refer to it) and
+// adds its number to marks, which stay ascending. A verdict has a few dozen notes at most, so
+// they are searched rather than indexed beside it.
+func (v *Verdict) AddNote(lab, text string, marks []int) []int {
+	i := slices.IndexFunc(v.Notes, func(n Note) bool { return n.Text == text })
+	if i < 0 {
 		i = len(v.Notes)
-		index[text] = i
 		v.Notes = append(v.Notes, Note{Number: i + 1, Text: text})
 	}
 	if !slices.Contains(v.Notes[i].Labs, lab) {

@@ -137,10 +137,12 @@ func (r *Result) Add(scenario string, rep *analysis.Report, run string) {
 	r.add(scenario, "", ServerOf(rep), rep, run)
 }
 
-// AddKind adds one analyzed run of an informer kind to a grid with a kind axis (r.Kinds), under
-// the server column srv: the run's server may have had more feature gates, those the kind needs
-// (record.KindServerGates), which its cells' logs name. Every cell says whether its informers
-// synced, the way a fault scenario's cells do, whatever the kind.
+// AddKind adds one analyzed run under the server column srv, which may not be what the run's
+// own server record says: of an informer kind to a grid with a kind axis (r.Kinds), whose run's
+// server may have had more feature gates, those the kind needs (record.KindServerGates), which
+// its cells' logs name; every such cell says whether its informers synced, the way a fault
+// scenario's cells do, whatever the kind. With kind "", a run of a grid without a kind axis, as
+// Add adds it: make matrix names the column of a user's cluster itself.
 func (r *Result) AddKind(scenario, kind string, srv Server, rep *analysis.Report, run string) {
 	r.add(scenario, kind, srv, rep, run)
 }

@@ -36,8 +36,14 @@ func Write(w io.Writer, run *analysis.Run, rep *analysis.Report) error {
 	for _, d := range rep.Diffs {
 		p.Diffs = append(p.Diffs, diffView{PhaseDiff: d, Lines: diffLines(d.Text)})
 	}
-	if err := pageTmpl.Execute(w, p); err != nil {
-		return fmt.Errorf("render report.html: %w", err)
+	return executePage(w, pageTmpl, p, "report.html")
+}
+
+// executePage executes the page template t with p into w, for Write and WriteObserved; name says
+// in the error which page it was.
+func executePage(w io.Writer, t *template.Template, p any, name string) error {
+	if err := t.Execute(w, p); err != nil {
+		return fmt.Errorf("render %s: %w", name, err)
 	}
 	return nil
 }
@@ -149,11 +155,8 @@ func ms(d time.Duration) string {
 // The script records uncaught errors on <html data-js-errors>, where a headless browser's
 // --dump-dom shows them to a test.
 var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	// title breaks a verdict column's title where the terminal does.
-	"title": func(s string) template.HTML {
-		return template.HTML(strings.ReplaceAll(template.HTMLEscapeString(s), "\n", "<br/>"))
-	},
-	"join": strings.Join,
+	"title": columnTitle,
+	"join":  strings.Join,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -166,7 +169,56 @@ window.onerror = function (msg) {
 };
 </script>
 <style>
-body { font: 14px/1.45 system-ui, sans-serif; margin: 24px 32px; color: #1b1f24; max-width: 1340px; }
+` + pageCSS + `</style>
+</head>
+<body>
+<h1>informer-lab compare</h1>
+<p class="meta">run {{.Rep.Dir}} · server {{.Rep.Server}} (feature gates: {{.Gates}}) · {{with .Rep.Kind}}informer kind {{.}} · {{end}}{{len .Rep.Writes}} harness writes</p>
+<p class="verdict {{if .Holds}}holds{{else}}fails{{end}}">VERDICT: {{if .Holds}}holds{{else}}fails ({{len .Rep.Failures}}){{end}}</p>
+<p class="conclusion">{{.Conclusion}}</p>
+{{with .Rep.Failures}}<ul class="failures">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{with .Verdict.Rows}}<table class="verdict-table">
+<thead><tr>{{range $.Verdict.Columns}}<th>{{title .}}</th>{{end}}</tr></thead>
+<tbody>{{range .}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c.Text}}</th>{{else}}<td{{if eq $c.Text "NO"}} class="no"{{end}}>{{$c.Text}}{{with $c.Mark}}<sup>{{.}}</sup>{{end}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody>
+</table>{{end}}
+{{with .Verdict.Notes}}<ul class="notes">{{range .}}<li><sup>[{{.Number}}]</sup> <span class="who">{{.Who}}:</span> {{.Text}}</li>{{end}}</ul>{{end}}
+{{with .Table}}<details class="facts"><summary>Every fact in full, one column per lab (as in compare.txt)</summary>
+<div class="wide"><table class="fact-table">
+<thead><tr>{{range index . 0}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range slice . 1}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c}}</th>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody>
+</table></div></details>{{end}}
+<p class="note">{{with .Skew}}{{.}}{{else}}fan-out skew: no write was seen by two watchers{{end}}</p>
+{{range .Rep.Faults}}<p class="note">fault: {{.}}</p>{{end}}
+
+<h2>Initial sync, as it went over the wire</h2>
+<p class="note">One diagram per distinct initial sync: labs whose informers made the same requests and got the same answers share one, drawn from the first one's log. One arrow per request (blue), LIST body (green) and watch event (grey; the initial-events-end bookmark purple), in the order the lab logged them; rvs as in the diff: &lt;RV0&gt; is the rv the informer synced at. Hover an arrow for the full line (content types differ between labs: the table above has them in full).</p>
+{{range .Sequences}}<h3>{{with .Shape}}{{.}}: {{end}}{{join .Labs ", "}}</h3>
+{{if gt (len .Labs) 1}}<p class="note">drawn from {{index .Labs 0}}'s log</p>
+{{end}}{{.SVG}}
+{{end}}
+
+<h2>Steady phase: one write, every watcher</h2>
+<p class="note">One row per harness write, one lane per watcher. A dot is the time the watcher received the write's event, relative to the moment the harness logged the write (the dashed line: after the apiserver answered, so an event may come first). Right: the fan-out skew of the write, last watcher minus first.</p>
+{{.Timeline}}
+
+<h2>Normalized diffs against {{with .Rep.Labs}}{{(index . 0).Name}}{{end}}</h2>
+{{range .Diffs}}<h3>{{.Phase}}: {{.Lab}} vs {{.Base}}</h3>
+{{if .Text}}<pre class="diff">{{range .Lines}}<span class="{{.Class}}">{{.Text}}</span>{{end}}</pre>{{else}}<p class="note">identical ({{.PhaseDiff.Lines}} lines)</p>{{end}}
+{{else}}<p class="note">only one lab: nothing to diff</p>
+{{end}}
+</body>
+</html>
+`))
+
+// columnTitle breaks a table column's title where the terminal does.
+func columnTitle(s string) template.HTML {
+	return template.HTML(strings.ReplaceAll(template.HTMLEscapeString(s), "\n", "<br/>"))
+}
+
+// pageCSS styles the page and its diagrams; the observed page (WriteObserved) shares it.
+const pageCSS = `body { font: 14px/1.45 system-ui, sans-serif; margin: 24px 32px; color: #1b1f24; max-width: 1340px; }
 h1 { font-size: 20px; margin: 0 0 4px; }
 h2 { font-size: 17px; margin: 32px 0 6px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
 h3 { font-size: 15px; margin: 18px 0 4px; }
@@ -217,45 +269,4 @@ svg .band { fill: #f6f8fa; }
 svg .missing { fill: #cf222e; font-weight: 600; }
 svg .lab0 { fill: #0969da; } svg .lab1 { fill: #bf3989; } svg .lab2 { fill: #1a7f37; } svg .lab3 { fill: #bc4c00; }
 svg .lab4 { fill: #8250df; } svg .lab5 { fill: #0a7b83; } svg .lab6 { fill: #cf222e; } svg .lab7 { fill: #6e7781; }
-</style>
-</head>
-<body>
-<h1>informer-lab compare</h1>
-<p class="meta">run {{.Rep.Dir}} · server {{.Rep.Server}} (feature gates: {{.Gates}}) · {{with .Rep.Kind}}informer kind {{.}} · {{end}}{{len .Rep.Writes}} harness writes</p>
-<p class="verdict {{if .Holds}}holds{{else}}fails{{end}}">VERDICT: {{if .Holds}}holds{{else}}fails ({{len .Rep.Failures}}){{end}}</p>
-<p class="conclusion">{{.Conclusion}}</p>
-{{with .Rep.Failures}}<ul class="failures">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{with .Verdict.Rows}}<table class="verdict-table">
-<thead><tr>{{range $.Verdict.Columns}}<th>{{title .}}</th>{{end}}</tr></thead>
-<tbody>{{range .}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c.Text}}</th>{{else}}<td{{if eq $c.Text "NO"}} class="no"{{end}}>{{$c.Text}}{{with $c.Mark}}<sup>{{.}}</sup>{{end}}</td>{{end}}{{end}}</tr>
-{{end}}</tbody>
-</table>{{end}}
-{{with .Verdict.Notes}}<ul class="notes">{{range .}}<li><sup>[{{.Number}}]</sup> <span class="who">{{.Who}}:</span> {{.Text}}</li>{{end}}</ul>{{end}}
-{{with .Table}}<details class="facts"><summary>Every fact in full, one column per lab (as in compare.txt)</summary>
-<div class="wide"><table class="fact-table">
-<thead><tr>{{range index . 0}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range slice . 1}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c}}</th>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>
-{{end}}</tbody>
-</table></div></details>{{end}}
-<p class="note">{{with .Skew}}{{.}}{{else}}fan-out skew: no write was seen by two watchers{{end}}</p>
-{{range .Rep.Faults}}<p class="note">fault: {{.}}</p>{{end}}
-
-<h2>Initial sync, as it went over the wire</h2>
-<p class="note">One diagram per distinct initial sync: labs whose informers made the same requests and got the same answers share one, drawn from the first one's log. One arrow per request (blue), LIST body (green) and watch event (grey; the initial-events-end bookmark purple), in the order the lab logged them; rvs as in the diff: &lt;RV0&gt; is the rv the informer synced at. Hover an arrow for the full line (content types differ between labs: the table above has them in full).</p>
-{{range .Sequences}}<h3>{{with .Shape}}{{.}}: {{end}}{{join .Labs ", "}}</h3>
-{{if gt (len .Labs) 1}}<p class="note">drawn from {{index .Labs 0}}'s log</p>
-{{end}}{{.SVG}}
-{{end}}
-
-<h2>Steady phase: one write, every watcher</h2>
-<p class="note">One row per harness write, one lane per watcher. A dot is the time the watcher received the write's event, relative to the moment the harness logged the write (the dashed line: after the apiserver answered, so an event may come first). Right: the fan-out skew of the write, last watcher minus first.</p>
-{{.Timeline}}
-
-<h2>Normalized diffs against {{with .Rep.Labs}}{{(index . 0).Name}}{{end}}</h2>
-{{range .Diffs}}<h3>{{.Phase}}: {{.Lab}} vs {{.Base}}</h3>
-{{if .Text}}<pre class="diff">{{range .Lines}}<span class="{{.Class}}">{{.Text}}</span>{{end}}</pre>{{else}}<p class="note">identical ({{.PhaseDiff.Lines}} lines)</p>{{end}}
-{{else}}<p class="note">only one lab: nothing to diff</p>
-{{end}}
-</body>
-</html>
-`))
+`

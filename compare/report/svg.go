@@ -96,8 +96,20 @@ func requestLabel(r record.Record, initial []record.Record) string {
 // lifelines split left and right of the apiserver's, one row per message. Its arrows name
 // labs[0], whose log they are; the svg names every lab it stands for (data-labs).
 func sequenceSVG(labs []string, initial []record.Record) template.HTML {
+	return drawSequence(labs, messages(initial), informerHead)
+}
+
+// informerHead names a lab's lifeline by its informer's tag.
+func informerHead(tag string) string {
+	if tag == "" {
+		return "(no tag)"
+	}
+	return "informer " + tag
+}
+
+// drawSequence draws msgs, one lifeline per tag, each headed as head names it.
+func drawSequence(labs []string, msgs []message, head func(tag string) string) template.HTML {
 	lab := labs[0]
-	msgs := messages(initial)
 	tagSet := map[string]bool{}
 	for _, m := range msgs {
 		tagSet[m.tag] = true
@@ -123,18 +135,14 @@ func sequenceSVG(labs []string, initial []record.Record) template.HTML {
 	fmt.Fprintf(&b, `<svg class="sequence" data-lab="%s" data-labs="%s" width="%d" height="%d" viewBox="0 0 %d %d" role="img">`,
 		esc(lab), esc(strings.Join(labs, " ")), seqWidth, height, seqWidth, height)
 	b.WriteString("<title>" + esc(strings.Join(labs, ", ")+": initial sync") + "</title>")
-	head := func(cx float64, name string) {
+	lifeline := func(cx float64, name string) {
 		fmt.Fprintf(&b, `<g class="head"><rect x="%.0f" y="4" width="120" height="26" rx="4"/><text x="%.0f" y="21" text-anchor="middle">%s</text></g>`,
 			cx-60, cx, esc(name))
 		fmt.Fprintf(&b, `<line class="lifeline" x1="%.0f" y1="30" x2="%.0f" y2="%d"/>`, cx, cx, height-4)
 	}
-	head(server, "kube-apiserver")
+	lifeline(server, "kube-apiserver")
 	for _, t := range tags {
-		name := "informer " + t
-		if t == "" {
-			name = "(no tag)"
-		}
-		head(x[t], name)
+		lifeline(x[t], head(t))
 	}
 	for i, m := range msgs {
 		y := float64(seqTop + i*seqRow + seqRow/2)

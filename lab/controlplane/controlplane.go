@@ -136,7 +136,18 @@ func (cp *ControlPlane) reap(pid func() (int, error), what string) error {
 
 // AdminKubeconfig returns a kubeconfig for a new system:masters user of this control plane.
 func (cp *ControlPlane) AdminKubeconfig(user string) ([]byte, error) {
-	u, err := cp.env.ControlPlane.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
+	return cp.UserKubeconfig(user, "system:masters")
+}
+
+// UserKubeconfig returns a kubeconfig for a new user of this control plane, in groups (none: an
+// authenticated user and nothing more), with a client certificate envtest signs for it (its
+// common name is user). kube-apiserver authorizes it with RBAC: envtest starts it with
+// --authorization-mode=RBAC (sigs.k8s.io/controller-runtime@v0.20.4
+// pkg/internal/testing/controlplane/apiserver.go, (*APIServer).defaultArgs), so such a user may do
+// only what a binding gives it, and what every authenticated user may (discovery, /version,
+// SelfSubjectAccessReviews).
+func (cp *ControlPlane) UserKubeconfig(user string, groups ...string) ([]byte, error) {
+	u, err := cp.env.ControlPlane.AddUser(envtest.User{Name: user, Groups: groups}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("add user %s: %w", user, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"informer-lab/envtestbin"
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/mutator"
@@ -315,6 +316,29 @@ func sawEvent(recs []record.Record, tag, event, name string) bool {
 	return false
 }
 
+// StartServer starts a control plane of kube-apiserver version for a test of what only that
+// version does, stopped when the test ends. It skips the test where the version is not there
+// to be had without a build: the envtest store lacks it, or KUBEBUILDER_ASSETS is set (its
+// binaries would be used instead); and it fails the test if the server reports another.
+func StartServer(t *testing.T, ctx context.Context, version string) *controlplane.ControlPlane {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") != "" {
+		t.Skipf("KUBEBUILDER_ASSETS is set: it would be used instead of %s", version)
+	}
+	if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: version, NoBuild: true}); err != nil {
+		t.Skipf("no kube-apiserver %s in the envtest store (make envtest K8S_VERSION=%s): %v", version, version, err)
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cp.Stop() })
+	if !strings.HasPrefix(cp.ServerVersion, "v"+version) {
+		t.Fatalf("asked for %s, the server reports %s", version, cp.ServerVersion)
+	}
+	return cp
+}
+
 // writeKubeconfig writes an admin kubeconfig with a bearer token added, and returns the strings
 // that must never appear in a log: the token, and the base64 and PEM bodies of key and cert.
 func writeKubeconfig(t *testing.T, cp *controlplane.ControlPlane) (string, []string) {
@@ -438,10 +462,11 @@ func BecomeSubreaper(t *testing.T) {
 }
 
 // CheckNoChildren fails if a child of this process (or an orphan it adopted) is still running,
-// other than this process's reaper, which lives as long as the process.
-func CheckNoChildren(t *testing.T) {
+// other than this process's reaper, which lives as long as the process, and the processes
+// except names (a control plane the test itself started and still runs).
+func CheckNoChildren(t *testing.T, except ...int) {
 	t.Helper()
-	if left := procs.WaitNoChildren(5*time.Second, reaper.PID()); len(left) > 0 {
+	if left := procs.WaitNoChildren(5*time.Second, append(except, reaper.PID())...); len(left) > 0 {
 		t.Errorf("processes left behind: %s", strings.Join(left, "; "))
 	}
 }

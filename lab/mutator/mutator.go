@@ -106,11 +106,14 @@ func Script(seed int64, min int) []Step {
 // (lab/crd). One code path, the dynamic client's, writes both, so the script means the same
 // writes whatever the informers watch.
 type Target struct {
-	GVR   schema.GroupVersionResource
-	kind  string // the objects' kind
-	field string // where the tick goes: a ConfigMap's data, a Widget's spec
-	dyn   dynamic.Interface
-	raw   rest.Interface
+	GVR schema.GroupVersionResource
+	// Labels go on every object the target creates, beside the selector label: on a user's
+	// cluster, the run's own label (record.RunLabel), by which the harness finds what it made.
+	Labels map[string]string
+	kind   string // the objects' kind
+	field  string // where the tick goes: a ConfigMap's data, a Widget's spec
+	dyn    dynamic.Interface
+	raw    rest.Interface
 }
 
 // ConfigMaps and Widgets are the two resources a writer can write.
@@ -147,8 +150,15 @@ func (t *Target) Object(ns, name string, labelled bool, fields map[string]string
 	obj.SetKind(t.kind)
 	obj.SetNamespace(ns)
 	obj.SetName(name)
+	labels := map[string]string{}
+	for k, v := range t.Labels {
+		labels[k] = v
+	}
 	if labelled {
-		obj.SetLabels(map[string]string{record.SelectorLabel: record.SelectorValue})
+		labels[record.SelectorLabel] = record.SelectorValue
+	}
+	if len(labels) > 0 {
+		obj.SetLabels(labels)
 	}
 	values := map[string]any{}
 	for k, v := range fields {

@@ -66,6 +66,12 @@ func Watch(pid int, what string) error {
 	return nil
 }
 
+// WatchGroup is Watch for the process group that pid leads (it was started with Setpgid): a
+// command the user gave, like `go run ./x` or a script, whose own children must not outlive it
+// either. The reaper kills the whole group, also when its leader already exited: Linux does not
+// give a new process a pid that is still some group's id, so the group is still the user's.
+func WatchGroup(pid int, what string) error { return Watch(-pid, what) }
+
 // PID is the process id of this process's reaper, 0 while it has none: a check for leftover
 // children leaves it out, since it lives as long as its parent.
 func PID() int {
@@ -123,7 +129,11 @@ func (r *Reaper) Watch(pid int, what string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.in, "%d %s %s\n", pid, strconv.Quote(procs.Cmdline(pid)), strconv.Quote(what))
+	leader := pid
+	if leader < 0 {
+		leader = -pid
+	}
+	fmt.Fprintf(r.in, "%d %s %s\n", pid, strconv.Quote(procs.Cmdline(leader)), strconv.Quote(what))
 }
 
 // Close tells the reaper its parent stopped everything itself, and waits for it to exit.
@@ -164,6 +174,12 @@ func Run() int {
 	signal.Ignore(syscall.SIGPIPE)
 	var killed []proc
 	for _, p := range watched {
+		if p.pid < 0 { // a process group (WatchGroup): whatever is left of it
+			if syscall.Kill(p.pid, syscall.SIGKILL) == nil {
+				killed = append(killed, p)
+			}
+			continue
+		}
 		if procs.Cmdline(p.pid) != p.cmdline || p.cmdline == "" {
 			continue // already gone (or the pid now belongs to someone else)
 		}
@@ -172,7 +188,11 @@ func Run() int {
 		}
 	}
 	for _, p := range killed {
-		fmt.Fprintf(os.Stderr, "[reaper] the process that started %s (pid %d) died without stopping it: killed it\n", p.what, p.pid)
+		what := fmt.Sprintf("pid %d", p.pid)
+		if p.pid < 0 {
+			what = fmt.Sprintf("process group %d", -p.pid)
+		}
+		fmt.Fprintf(os.Stderr, "[reaper] the process that started %s (%s) died without stopping it: killed it\n", p.what, what)
 	}
 	return 0
 }

@@ -1,8 +1,10 @@
 package reaper
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -62,5 +64,41 @@ func TestGoodbyeKillsNothing(t *testing.T) {
 	r.Close()
 	if exited(a, time.Second) {
 		t.Fatal("the reaper killed a process after its parent said goodbye")
+	}
+}
+
+// A watched process group dies whole, its leader's children too, even after the leader left:
+// `sh -c 'sleep 60 & wait'` is the shape of a user's command that starts its own child.
+func TestKillsGroupWhenParentDies(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 60 & echo $!; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	var child int
+	if _, err := fmt.Fscan(out, &child); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Watch(-cmd.Process.Pid, "sh and its sleep")
+	r.in.Close() // no "done": the parent died
+	r.cmd.Wait()
+	if !exited(cmd, 5*time.Second) {
+		t.Fatal("the reaper did not kill the group's leader")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(child, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader's child %d outlived the reaper's kill", child)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

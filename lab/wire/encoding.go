@@ -50,8 +50,14 @@ func goTransport(rt http.RoundTripper) (*http.Transport, bool) {
 	}
 }
 
-// sizes counts one response body two ways: off the connection and as the client read it.
-type sizes struct{ wire, decoded atomic.Int64 }
+// sizes counts one response body two ways: off the connection and decoded, as the client read
+// it. clientGzip is set when the client asked for gzip itself and reads the body compressed:
+// then decoded is what it will have once it decompressed it, counted on the copy the wire
+// decompresses (see decompressed).
+type sizes struct {
+	wire, decoded atomic.Int64
+	clientGzip    bool
+}
 
 func (s *sizes) body() *record.Body {
 	return &record.Body{Wire: s.wire.Load(), Decoded: s.decoded.Load()}
@@ -62,9 +68,21 @@ func (s *sizes) body() *record.Body {
 // transport would have: lazily (creating a gzip reader reads the gzip header, which on a watch
 // comes with the first event: RoundTrip must not wait for it), and the response then looks as
 // Go would have returned it.
+//
+// If the client asked for gzip itself (a proxy forwards its client's Accept-Encoding: gzip,
+// and that client's transport decompresses), the body stays the client's, compressed as the
+// server sent it: measure counts it off the connection only, and the wire's own decompressed
+// copy counts it decoded.
 func measure(resp *http.Response, askedGzip bool, c *Counters) *sizes {
 	s := &sizes{}
-	if askedGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && resp.ContentLength != 0 {
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// exec, attach, port-forward through a proxy: the body is the connection itself, which
+		// the caller writes to as well (httputil.ReverseProxy needs it an io.ReadWriteCloser)
+		return s
+	}
+	gzipped := strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip")
+	switch {
+	case askedGzip && gzipped && resp.ContentLength != 0:
 		off := &countingBody{resp.Body, []*atomic.Int64{&s.wire, &c.wireBytes}}
 		resp.Body = &countingBody{&gzipBody{body: off}, []*atomic.Int64{&s.decoded, &c.bytes}}
 		resp.Header.Del("Content-Encoding")
@@ -72,9 +90,24 @@ func measure(resp *http.Response, askedGzip bool, c *Counters) *sizes {
 		resp.ContentLength = -1
 		resp.Uncompressed = true
 		return s
+	case !askedGzip && gzipped:
+		s.clientGzip = true
+		resp.Body = &countingBody{resp.Body, []*atomic.Int64{&s.wire, &c.wireBytes}}
+		return s
 	}
 	resp.Body = &countingBody{resp.Body, []*atomic.Int64{&s.wire, &s.decoded, &c.wireBytes, &c.bytes}}
 	return s
+}
+
+// decompressed is what the wire decodes of the bytes r carries, copied from what the client
+// read: those bytes, or, when the client decompresses them itself (clientGzip), their gunzip,
+// counted as decoded into s and c. Lazily, like Go's transport: the gzip header of a watch
+// comes with its first event.
+func (s *sizes) decompressed(r io.ReadCloser, c *Counters) io.ReadCloser {
+	if !s.clientGzip {
+		return r
+	}
+	return &countingBody{Gunzip(r), []*atomic.Int64{&s.decoded, &c.bytes}}
 }
 
 // countingBody adds the bytes read through it to each of ns.

@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"informer-lab/envtestbin"
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/labtest"
 	"informer-lab/lab/wire"
@@ -101,6 +100,37 @@ func TestGzipListFromServer(t *testing.T) {
 		// the same LIST at the same rv: the same body, gzipped alike
 		checkStats(t, "quiet", quiet.counts.Stats(), record.Stats{Requests: 1, Bytes: gzList.Body.Decoded, WireBytes: gzList.Body.Wire})
 	})
+	// A client that asks for gzip itself (a proxy's) reads the LIST compressed, byte for byte as
+	// the server sent it; the wire decodes and sizes it as it does the LIST it asked gzipped.
+	t.Run("the client's own gzip", func(t *testing.T) {
+		own := &ownGzip{raw: &labtest.Buffer{}}
+		w := newWired(t, cp.Config, false, nil, own.wrap)
+		list, err := w.cs.CoreV1().ConfigMaps(gzipNS).List(ctx, exact)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dataOf(list.Items); !equalMaps(got, created) {
+			t.Errorf("the client read %d ConfigMaps, not the %d created (or not their data)", len(got), len(created))
+		}
+		h, l := w.listRecords(t, len(created))
+		if h.Encoding != "gzip" || *l.Body != *gzList.Body {
+			t.Errorf("encoding %q, LIST body %+v; want gzip and the gzipped LIST's %+v", h.Encoding, *l.Body, *gzList.Body)
+		}
+		checkStats(t, "the client's own gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: gzList.Body.Decoded, WireBytes: gzList.Body.Wire})
+		// the same request without the wire in between
+		rt, err := rest.TransportFor(cp.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := strings.TrimSuffix(cp.Config.Host, "/") + h.Path + "?" + h.Query
+		_, direct, err := get(rt, url, http.Header{"Accept": {h.Accept}, "Accept-Encoding": {"gzip"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(own.raw.Bytes(), direct) {
+			t.Errorf("through the wire the client read %d bytes, without it %d (or other bytes)", len(own.raw.Bytes()), len(direct))
+		}
+	})
 	t.Run("small LIST", func(t *testing.T) {
 		small := newWired(t, cp.Config, false, nil)
 		two := exact
@@ -127,22 +157,9 @@ func TestGzipListFromServer(t *testing.T) {
 // both ways. 1.37.2 is used when the envtest store has it (`make envtest K8S_VERSION=1.37.2`);
 // TestGzipWatchListTestdata replays its recorded stream everywhere.
 func TestGzipWatchListFromServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") != "" {
-		t.Skipf("KUBEBUILDER_ASSETS is set: it would be used instead of %s", gzipServer)
-	}
-	if _, err := envtestbin.Lookup(context.Background(), envtestbin.Options{Version: gzipServer, NoBuild: true}); err != nil {
-		t.Skipf("no kube-apiserver %s in the envtest store (make envtest K8S_VERSION=%s): %v", gzipServer, gzipServer, err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: gzipServer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cp.Stop() })
-	if !strings.HasPrefix(cp.ServerVersion, "v"+gzipServer) {
-		t.Fatalf("asked for %s, the server reports %s", gzipServer, cp.ServerVersion)
-	}
+	cp := labtest.StartServer(t, ctx, gzipServer)
 	createConfigMaps(t, ctx, cp.Config, 12, 4<<10)
 	admin, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
@@ -157,6 +174,18 @@ func TestGzipWatchListFromServer(t *testing.T) {
 	}
 	if s := gz.counts.Stats(); s.Requests != 1 || s.Events != events || s.WireBytes < end.Body.Wire || s.Bytes < end.Body.Decoded || s.WireBytes >= s.Bytes {
 		t.Errorf("stats %+v after %d events, the end bookmark's body %+v", *s, events, *end.Body)
+	}
+
+	// a client asking for gzip itself reads the stream compressed; the wire sizes it alike
+	own := &ownGzip{raw: &labtest.Buffer{}}
+	ownWired := newWired(t, cp.Config, false, nil, own.wrap)
+	h, end, events = ownWired.watchList(t, ctx)
+	t.Logf("the client's own gzip: %s, end bookmark body %+v", h.Encoding, *end.Body)
+	if h.Encoding != "gzip" || end.Body.Wire >= end.Body.Decoded {
+		t.Errorf("the client's own gzip: encoding %q, end bookmark body %+v; want gzip, wire < decoded", h.Encoding, *end.Body)
+	}
+	if s := ownWired.counts.Stats(); s.Requests != 1 || s.Events != events || s.WireBytes != int64(len(own.raw.Bytes())) || s.Bytes < end.Body.Decoded || s.WireBytes >= s.Bytes {
+		t.Errorf("the client's own gzip: stats %+v after %d events, %d bytes read by the client, the end bookmark's body %+v", *s, events, len(own.raw.Bytes()), *end.Body)
 	}
 
 	plain := newWired(t, cp.Config, false, func(c *rest.Config) { c.DisableCompression = true })
@@ -232,6 +261,29 @@ func TestGzipWatchListTestdata(t *testing.T) {
 			t.Errorf("the client read\n  %s\nwant\n  %s", strings.Join(lines, "\n  "), strings.Join(wantEvents, "\n  "))
 		}
 	})
+	// What a proxy's wire sees: its client asks for gzip and decompresses itself; the wire between
+	// hands the body on as it came and decodes a gunzipped copy.
+	t.Run("the client's own gzip", func(t *testing.T) {
+		srv := serveEncoded(t, contentType, members, decoded, endMember(t, members))
+		own := &ownGzip{raw: &labtest.Buffer{}}
+		w := newWired(t, clientConfig(srv), false, nil, own.wrap)
+		lines := watchToEnd(t, w.cs, srv, w.logs)
+		h, end := w.streamRecords(t, lines)
+		if g := srv.acceptEncoding(); g != "gzip" || h.Encoding != "gzip" || h.ContentType != contentType {
+			t.Errorf("the server got Accept-Encoding %q; HTTP record: %s", g, h.Text())
+		}
+		if !bytes.Equal(own.raw.Bytes(), file) {
+			t.Errorf("the client read %d bytes off the wire, not the %d the server sent", len(own.raw.Bytes()), len(file))
+		}
+		if b := end.Body; b.Decoded < objEnd || b.Decoded > endDecoded || b.Wire < needed || b.Wire > endWire {
+			t.Errorf("end bookmark body %+v: want decoded in [%d, %d], wire in [%d, %d]", *b, objEnd, endDecoded, needed, endWire)
+		}
+		t.Logf("end bookmark body %+v", *end.Body)
+		checkStats(t, "the client's own gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file)), Events: len(wantEvents)})
+		if strings.Join(lines, "\n") != strings.Join(wantEvents, "\n") {
+			t.Errorf("the client read\n  %s\nwant\n  %s", strings.Join(lines, "\n  "), strings.Join(wantEvents, "\n  "))
+		}
+	})
 	t.Run("without the wire", func(t *testing.T) {
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
@@ -263,6 +315,17 @@ func TestGzipWatchListTestdata(t *testing.T) {
 		}
 		checkStats(t, "quiet", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file))})
 	})
+	t.Run("quiet, the client's own gzip", func(t *testing.T) {
+		own := &ownGzip{raw: &labtest.Buffer{}}
+		w := newWired(t, cfg, true, nil, own.wrap)
+		if lines := watchToEnd(t, w.cs, srv, nil); len(lines) != len(wantEvents) {
+			t.Errorf("the client read %d events, want %d", len(lines), len(wantEvents))
+		}
+		if len(w.logs.Bytes()) != 0 || !bytes.Equal(own.raw.Bytes(), file) {
+			t.Errorf("quiet mode wrote %d bytes of records; the client read %d bytes off the wire, want the %d sent", len(w.logs.Bytes()), len(own.raw.Bytes()), len(file))
+		}
+		checkStats(t, "quiet, the client's own gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file))})
+	})
 
 	// Raw requests, the wire straight on a transport.
 	goTransport := srv.Client().Transport.(*http.Transport)
@@ -274,11 +337,13 @@ func TestGzipWatchListTestdata(t *testing.T) {
 		wantSent     string            // what the server gets
 		wantEncoding string            // the HTTP record's
 		wantBody     []byte            // what the client reads
-		wantFault    bool              // the wire does not decode (the client asked for gzip itself)
+		wantFault    bool              // the wire does not decode (an encoding other than gzip)
 	}{
 		{"Go's transport", goTransport, nil, "gzip", "gzip", decoded, false},
 		{"behind a RoundTripperWrapper", wrapper{goTransport}, nil, "gzip", "gzip", decoded, false},
-		{"caller's own Accept-Encoding", goTransport, http.Header{"Accept-Encoding": {"gzip"}}, "gzip", "gzip", file, true},
+		// a proxy's case: the client decompresses, the wire decodes a gunzipped copy
+		{"caller's own Accept-Encoding", goTransport, http.Header{"Accept-Encoding": {"gzip"}}, "gzip", "gzip", file, false},
+		{"caller's own, another encoding", relabeled{goTransport, "deflate"}, http.Header{"Accept-Encoding": {"gzip"}}, "gzip", "deflate", file, true},
 		{"caller's Range", goTransport, http.Header{"Range": {"bytes=0-"}}, "", "", decoded, false},
 		// Go's transport asks below the wire, and takes the gzip off out of its sight
 		{"not Go's transport", opaque{goTransport}, nil, "gzip", "", decoded, false},
@@ -299,7 +364,7 @@ func TestGzipWatchListTestdata(t *testing.T) {
 			}
 			// as Go's transport leaves a response it decompressed, or one it did not
 			compressed, decompressed := bytes.Equal(tt.wantBody, file), tt.wantSent == "gzip" && !bytes.Equal(tt.wantBody, file)
-			if g := resp.Header.Get("Content-Encoding"); (g == "gzip") != compressed || resp.Uncompressed != decompressed || (decompressed && resp.ContentLength != -1) {
+			if g := resp.Header.Get("Content-Encoding"); (g != "") != compressed || resp.Uncompressed != decompressed || (decompressed && resp.ContentLength != -1) {
 				t.Errorf("the client's response: Content-Encoding %q, Uncompressed %v, ContentLength %d", g, resp.Uncompressed, resp.ContentLength)
 			}
 			recs, err := record.Read(logs, t.Name())
@@ -307,6 +372,7 @@ func TestGzipWatchListTestdata(t *testing.T) {
 				t.Fatal(err)
 			}
 			var faults int
+			var events []string
 			for _, r := range recs {
 				t.Log(r.Text())
 				if r.Kind == record.HTTP && r.Encoding != tt.wantEncoding {
@@ -315,16 +381,27 @@ func TestGzipWatchListTestdata(t *testing.T) {
 				if r.Kind == record.Setup {
 					faults++
 				}
+				if l := wireLine(r); l != "" {
+					events = append(events, l)
+				}
 			}
 			if (faults > 0) != tt.wantFault {
 				t.Errorf("%d fault records, want them: %v", faults, tt.wantFault)
 			}
-			wireBytes := int64(len(body))
-			if tt.wantEncoding == "gzip" {
+			if !tt.wantFault && strings.Join(events, "\n") != strings.Join(wantEvents, "\n") {
+				t.Errorf("the wire recorded\n  %s\nwant\n  %s", strings.Join(events, "\n  "), strings.Join(wantEvents, "\n  "))
+			}
+			// off the connection: the body as the server sent it; decoded: gunzipped, by the
+			// client's transport or the wire's, when it was gzip
+			wireBytes, decodedBytes := int64(len(body)), int64(len(body))
+			if tt.wantEncoding != "" {
 				wireBytes = int64(len(file))
 			}
-			if s := counts.Stats(); s.Bytes != int64(len(body)) || s.WireBytes != wireBytes {
-				t.Errorf("stats %+v, want bytes %d, wire %d", *s, len(body), wireBytes)
+			if tt.wantEncoding == "gzip" {
+				decodedBytes = int64(len(decoded))
+			}
+			if s := counts.Stats(); s.Bytes != decodedBytes || s.WireBytes != wireBytes {
+				t.Errorf("stats %+v, want bytes %d, wire %d", *s, decodedBytes, wireBytes)
 			}
 		})
 	}
@@ -416,7 +493,8 @@ type wired struct {
 	counts *wire.Counters
 }
 
-func newWired(t *testing.T, cfg *rest.Config, quiet bool, edit func(*rest.Config)) wired {
+// newWired's edit changes the config below the wire; outer wrap the wire, in the client's place.
+func newWired(t *testing.T, cfg *rest.Config, quiet bool, edit func(*rest.Config), outer ...func(http.RoundTripper) http.RoundTripper) wired {
 	t.Helper()
 	w := wired{logs: &labtest.Buffer{}, counts: &wire.Counters{}}
 	cfg = rest.CopyConfig(cfg)
@@ -424,6 +502,9 @@ func newWired(t *testing.T, cfg *rest.Config, quiet bool, edit func(*rest.Config
 		edit(cfg)
 	}
 	cfg.Wrap(wire.WrapCounting("T", record.NewWriter("test", w.logs, nil), w.counts, quiet))
+	for _, o := range outer {
+		cfg.Wrap(o)
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -822,6 +903,47 @@ type wrapper struct{ rt http.RoundTripper }
 
 func (w wrapper) RoundTrip(req *http.Request) (*http.Response, error) { return w.rt.RoundTrip(req) }
 func (w wrapper) WrappedRoundTripper() http.RoundTripper              { return w.rt }
+
+// relabeled forwards every request and says its response is in another content encoding.
+type relabeled struct {
+	rt       http.RoundTripper
+	encoding string
+}
+
+func (r relabeled) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.rt.RoundTrip(req)
+	if err == nil {
+		resp.Header.Set("Content-Encoding", r.encoding)
+	}
+	return resp, err
+}
+
+// ownGzip is a client that asks for gzip itself and decompresses what it reads, as the client
+// of a proxy does (its Go transport asks, the proxy forwards the header): above the wire, so
+// the wire sees the header and the compressed body. raw keeps the bytes it read off the wire.
+type ownGzip struct {
+	next http.RoundTripper
+	raw  *labtest.Buffer
+}
+
+func (o *ownGzip) wrap(next http.RoundTripper) http.RoundTripper { o.next = next; return o }
+
+func (o *ownGzip) RoundTrip(req *http.Request) (*http.Response, error) {
+	sent := req.Clone(req.Context())
+	sent.Header.Set("Accept-Encoding", "gzip")
+	resp, err := o.next.RoundTrip(sent)
+	if err != nil || !strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		return resp, err
+	}
+	resp.Body = wire.Gunzip(struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(resp.Body, o.raw), resp.Body})
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+	return resp, nil
+}
 
 // opaque forwards every request but does not say what it wraps.
 type opaque struct{ rt http.RoundTripper }

@@ -31,8 +31,8 @@ func Wrap(tag string, w *record.Writer) func(http.RoundTripper) http.RoundTrippe
 
 // WrapCounting is Wrap that also counts requests, body bytes and events into c (if not nil).
 // Quiet writes no records and decodes nothing: it only counts bytes (off the connection and
-// decompressed, see asksGzip), so that a benchmark measures the apiserver and the reflector, not
-// this logger.
+// decompressed, see asksGzip; a gzip body the client decompresses itself is gunzipped on a copy,
+// to be counted), so that a benchmark measures the apiserver and the reflector, not this logger.
 func WrapCounting(tag string, w *record.Writer, c *Counters, quiet bool) func(http.RoundTripper) http.RoundTripper {
 	if c == nil {
 		c = &Counters{}
@@ -45,7 +45,7 @@ func WrapCounting(tag string, w *record.Writer, c *Counters, quiet bool) func(ht
 // Counters is one informer's traffic, safe for concurrent use.
 type Counters struct {
 	requests, events atomic.Int64
-	bytes, wireBytes atomic.Int64 // response bodies as the client read them, and off the connection
+	bytes, wireBytes atomic.Int64 // response bodies decoded (as the client read or gunzips them), and off the connection
 }
 
 // Stats returns the counts so far.
@@ -67,7 +67,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, askedGzip, err := t.send(req)
 	if t.quiet {
 		if err == nil {
-			measure(resp, askedGzip, t.count)
+			t.countOnly(resp, measure(resp, askedGzip, t.count))
 		}
 		return resp, err
 	}
@@ -95,15 +95,19 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.out.Write(rec)
 
 	if req.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
+		t.countOnly(resp, size)
 		return resp, nil
 	}
-	if enc := resp.Header.Get("Content-Encoding"); enc != "" {
+	// A gzip body the client asked for itself is decoded from a decompressed copy (clientGzip);
+	// any other encoding is the client's alone.
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !size.clientGzip {
 		t.out.Setup(t.tag, record.StepFault, "undecodable response", "content encoding "+enc+" is the client's own to decode (it asked for it); its objects and events are not logged")
 		return resp, nil
 	}
 	info, ok := serializerFor(rec.ContentType)
 	if !ok {
 		t.out.Setup(t.tag, record.StepFault, "undecodable response", "content type "+rec.ContentType+" is none the wire decodes (JSON, protobuf, CBOR); its objects and events are not logged")
+		t.countOnly(resp, size)
 		return resp, nil
 	}
 	if req.URL.Query().Get("watch") == "true" {
@@ -112,6 +116,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &listTap{body: resp.Body, t: t, info: info, size: size}
 	}
 	return resp, nil
+}
+
+// countOnly: a body the wire does not decode still counts decompressed when the client
+// decompresses it itself (clientGzip): a copy is gunzipped only to be counted.
+func (t *transport) countOnly(resp *http.Response, size *sizes) {
+	if size.clientGzip {
+		resp.Body = t.tap(resp.Body, size, func(r io.ReadCloser) { io.Copy(io.Discard, r) })
+	}
 }
 
 // send sends req to next, asking for gzip itself where Go's transport would have (see
@@ -158,9 +170,21 @@ func statusMessage(resp *http.Response) string {
 // Close waits for the decoder: the events of the bytes the client read are recorded by the time
 // its watch is stopped, so nothing the stream carried is logged after, say, the lab's "stopped".
 func (t *transport) tapWatch(body io.ReadCloser, info runtime.SerializerInfo, size *sizes) io.ReadCloser {
+	return t.tap(body, size, func(r io.ReadCloser) { t.decodeWatch(r, info, size) })
+}
+
+// tap copies every byte the client reads from body into a pipe that consume reads, decompressed
+// where the client decompresses them itself (sizes.decompressed), in a goroutine of its own;
+// the returned body's Close waits for consume to return.
+func (t *transport) tap(body io.ReadCloser, size *sizes, consume func(io.ReadCloser)) io.ReadCloser {
 	pr, pw := io.Pipe()
 	done := make(chan struct{})
-	go func() { defer close(done); t.decodeWatch(pr, info, size) }()
+	go func() {
+		defer close(done)
+		// Whatever happens, keep draining so the client's reads never block on us.
+		defer io.Copy(io.Discard, pr)
+		consume(size.decompressed(pr, t.count))
+	}()
 	return &watchTap{body: body, pw: pw, decoded: done}
 }
 
@@ -168,14 +192,12 @@ func (t *transport) tapWatch(body io.ReadCloser, info runtime.SerializerInfo, si
 // far: what the client had read when the wire decoded it. The server flushes right after that
 // bookmark, so this is the stream up to and with it, give or take the few bytes of a gzip
 // member's end that the gzip reader had not yet needed.
-func (t *transport) decodeWatch(pr *io.PipeReader, info runtime.SerializerInfo, size *sizes) {
-	// Whatever happens, keep draining so the client's reads never block on us.
-	defer io.Copy(io.Discard, pr)
+func (t *transport) decodeWatch(r io.ReadCloser, info runtime.SerializerInfo, size *sizes) {
 	stream := info.StreamSerializer
 	if stream == nil {
 		return
 	}
-	frames := stream.Framer.NewFrameReader(pr)
+	frames := stream.Framer.NewFrameReader(r)
 	dec := restwatch.NewDecoder(streaming.NewDecoder(frames, stream.Serializer), objects)
 	for {
 		typ, obj, err := dec.Decode()
@@ -206,6 +228,11 @@ func eventRecord(tag, typ string, obj runtime.Object) record.Record {
 	if status, ok := obj.(*metav1.Status); ok {
 		rec.Detail = fmt.Sprintf("code=%d reason=%s message=%q", status.Code, status.Reason, status.Message)
 		return rec
+	}
+	if t, ok := obj.(*metav1.Table); ok { // an event of a table watch: one row, the object's
+		if rows := tableObjects(t); len(rows) == 1 {
+			obj = rows[0]
+		}
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -275,20 +302,65 @@ func (l *listTap) decode() {
 	}
 	l.done = true
 	defer l.buf.Reset()
-	obj, err := runtime.Decode(objects, l.buf.Bytes())
-	if err != nil || !meta.IsListType(obj) || obj.GetObjectKind().GroupVersionKind().Group == discoveryGroup {
-		return // not a list (discovery, a single object): the HTTP line says enough
+	body := l.buf.Bytes()
+	if l.size.clientGzip { // the body as the client will have it, once its transport gunzipped it
+		var err error
+		if body, err = io.ReadAll(l.size.decompressed(io.NopCloser(&l.buf), l.t.count)); err != nil {
+			return // the client's gzip reader fails on it too
+		}
 	}
-	rec := record.Record{Kind: record.List, Tag: l.t.tag, Body: l.size.body()}
-	if lm, err := meta.ListAccessor(obj); err == nil {
-		rec.RV = lm.GetResourceVersion()
+	obj, err := runtime.Decode(objects, body)
+	if err != nil {
+		return
 	}
-	rec.Items = []record.Item{}
-	meta.EachListItem(obj, func(o runtime.Object) error {
+	rec := record.Record{Kind: record.List, Tag: l.t.tag, Body: l.size.body(), Items: []record.Item{}}
+	item := func(o runtime.Object) error {
 		if m, err := meta.Accessor(o); err == nil {
 			rec.Items = append(rec.Items, record.Item{Namespace: m.GetNamespace(), Name: m.GetName(), RV: m.GetResourceVersion()})
 		}
 		return nil
-	})
+	}
+	switch {
+	case isTable(obj):
+		table := obj.(*metav1.Table)
+		rec.RV = table.ResourceVersion
+		for _, o := range tableObjects(table) {
+			item(o)
+		}
+	case !meta.IsListType(obj) || obj.GetObjectKind().GroupVersionKind().Group == discoveryGroup:
+		return // not a list (discovery, a single object): the HTTP line says enough
+	default:
+		if lm, err := meta.ListAccessor(obj); err == nil {
+			rec.RV = lm.GetResourceVersion()
+		}
+		meta.EachListItem(obj, item)
+	}
 	l.t.out.Write(rec)
+}
+
+// isTable reports a server-side table (meta.k8s.io Table): what kubectl get asks for
+// (Accept: application/json;as=Table;v=v1;g=meta.k8s.io), a LIST's objects as rows and each
+// watch event's object as a table of one row.
+func isTable(obj runtime.Object) bool {
+	_, ok := obj.(*metav1.Table)
+	return ok
+}
+
+// tableObjects decodes the object of each row of a table: a PartialObjectMetadata unless the
+// client asked includeObject=Object (or None: then there is none, and no name to log).
+func tableObjects(t *metav1.Table) []runtime.Object {
+	var objs []runtime.Object
+	for _, row := range t.Rows {
+		if row.Object.Object != nil {
+			objs = append(objs, row.Object.Object)
+			continue
+		}
+		if len(row.Object.Raw) == 0 {
+			continue
+		}
+		if o, err := runtime.Decode(objects, row.Object.Raw); err == nil {
+			objs = append(objs, o)
+		}
+	}
+	return objs
 }

@@ -399,13 +399,9 @@ func (r *Run) Stop() {
 // WriteDir writes the logs as a run directory: harness.jsonl and <lab>.jsonl.
 func (r *Run) WriteDir(dir string) error {
 	for source, recs := range r.Logs {
-		var buf []byte
-		for _, rec := range recs {
-			line, err := rec.Marshal()
-			if err != nil {
-				return err
-			}
-			buf = append(append(buf, line...), '\n')
+		buf, err := record.MarshalLines(recs)
+		if err != nil {
+			return err
 		}
 		if err := os.WriteFile(filepath.Join(dir, source+".jsonl"), buf, 0o644); err != nil {
 			return err

@@ -1,8 +1,13 @@
 // Command provision builds (or finds) kube-apiserver and etcd for envtest
-// and says where they are:
+// and says where they are; with -kubectl, kubectl of the same version too, in
+// the same directory (as in setup-envtest's downloads):
 //
 //	GOWORK=off go run ./cmd/provision -version 1.32.13
 //	export KUBEBUILDER_ASSETS=$(GOWORK=off go run ./cmd/provision -print-dir)
+//	KUBECTL=$(GOWORK=off go run ./cmd/provision -print-kubectl)
+//
+// -print-kubectl implies -kubectl and prints kubectl's path on stdout; with
+// -print-dir as well, the directory comes first, one line each.
 package main
 
 import (
@@ -22,6 +27,8 @@ func main() {
 	etcdVersion := flag.String("etcd-version", "", "etcd version A.B.C (default: $ETCD_VERSION, else what k8s.io/kubernetes requires)")
 	printDir := flag.Bool("print-dir", false, "print only the binaries' directory on stdout")
 	noBuild := flag.Bool("no-build", false, "fail instead of building missing binaries")
+	withKubectl := flag.Bool("kubectl", false, "also provision kubectl")
+	printKubectl := flag.Bool("print-kubectl", false, "print kubectl's path on stdout (implies -kubectl)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "provision: unexpected arguments %q\n", flag.Args())
@@ -37,22 +44,39 @@ func main() {
 	defer stop()
 	go func() { <-ctx.Done(); stop() }()
 
-	start := time.Now()
-	dir, err := envtestbin.Lookup(ctx, envtestbin.Options{
+	opts := envtestbin.Options{
 		Version:     *version,
 		EtcdVersion: *etcdVersion,
 		Progress:    os.Stderr,
 		NoBuild:     *noBuild,
-	})
+	}
+	start := time.Now()
+	dir, err := envtestbin.Lookup(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "provision: %v\n", err)
-		stop()
-		os.Exit(1)
+		fail(stop, err)
 	}
 	fmt.Fprintf(os.Stderr, "envtest binaries for %s in %s (%s)\n", *version, dir, took(time.Since(start)))
+	kubectl := ""
+	if *withKubectl || *printKubectl {
+		start := time.Now()
+		if kubectl, err = envtestbin.Kubectl(ctx, opts); err != nil {
+			fail(stop, err)
+		}
+		fmt.Fprintf(os.Stderr, "kubectl for %s: %s (%s)\n", *version, kubectl, took(time.Since(start)))
+	}
 	if *printDir {
 		fmt.Println(dir)
 	}
+	if *printKubectl {
+		fmt.Println(kubectl)
+	}
+}
+
+// fail reports err and exits 1; stop first, since os.Exit skips deferred calls.
+func fail(stop func(), err error) {
+	fmt.Fprintf(os.Stderr, "provision: %v\n", err)
+	stop()
+	os.Exit(1)
 }
 
 // took rounds a duration for humans: a store hit takes microseconds, a build minutes.

@@ -30,10 +30,11 @@ const (
 var watchers = []string{"A", "B"}
 
 type options struct {
-	root, out, labs, kubeconfig, serverVersion, serverGates, fault, scenario, kind string
-	seed                                                                           int64
-	minWrites, seedObjects                                                         int
-	interval, syncTimeout, stopGrace, watchTimeout, syncWait                       time.Duration
+	root, out, labs, kubeconfig, kubeContext, serverVersion, serverGates string
+	fault, scenario, kind                                                string
+	seed                                                                 int64
+	minWrites, seedObjects                                               int
+	interval, syncTimeout, stopGrace, watchTimeout, syncWait             time.Duration
 }
 
 // usageError marks bad input: exit code 2.
@@ -69,7 +70,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and the client-v* modules (default: found from the working directory)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&o.labs, "labs", "", "comma-separated lab modules to run (default: every client-v* module)")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "use this cluster instead of envtest; the harness then works only in a namespace of its own, which it creates and deletes")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "use this cluster instead of envtest; the harness then works only in a namespace of its own, which it creates (once the user is known to have every permission the run needs) and deletes")
+	fs.StringVar(&o.kubeContext, "context", "", "with -kubeconfig: the kubeconfig's context to use (default: its current-context)")
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13; others must be provisioned with make envtest K8S_VERSION=...)")
 	fs.StringVar(&o.serverGates, "server-feature-gates", "", `kube-apiserver --feature-gates for envtest, e.g. "WatchList=false"`)
 	fs.StringVar(&o.fault, "fault", "", "inject a fault half-way through the writes: "+strings.Join(faultNames(), ", "))
@@ -102,6 +104,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if !record.IsKind(o.kind) {
 		return o, fmt.Errorf("-kind must be one of %s, got %q", strings.Join(record.Kinds, ", "), o.kind)
+	}
+	switch {
+	case o.kubeContext != "" && o.kubeconfig == "":
+		return o, fmt.Errorf("-context %s goes with -kubeconfig", o.kubeContext)
+	case o.kubeconfig != "" && (o.serverVersion != "" || o.serverGates != ""):
+		return o, fmt.Errorf("-server-version and -server-feature-gates choose an envtest server, not a cluster (-kubeconfig)")
 	}
 	if o.fault != "" && o.scenario != "steady" {
 		return o, fmt.Errorf("-fault goes with -scenario steady (the other scenarios have their own events), got -scenario %s", o.scenario)
@@ -136,7 +144,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 	}
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[harness] "+format+"\n", a...) }
 	rep, err := Execute(ctx, Spec{
-		Dir: runDir, Cells: func(ctx context.Context) ([]Cell, error) { return BuildCells(ctx, labDirs, say) }, Kubeconfig: o.kubeconfig, ServerVersion: o.serverVersion, ServerGates: o.serverGates,
+		Dir: runDir, Cells: func(ctx context.Context) ([]Cell, error) { return BuildCells(ctx, labDirs, say) }, Kubeconfig: o.kubeconfig, Context: o.kubeContext, ServerVersion: o.serverVersion, ServerGates: o.serverGates,
 		Scenario: o.scenario, Kind: o.kind, Fault: o.fault, Seed: o.seed, MinWrites: o.minWrites, SeedObjects: o.seedObjects,
 		Interval: o.interval, SyncTimeout: o.syncTimeout, StopGrace: o.stopGrace, WatchTimeout: o.watchTimeout, SyncWait: o.syncWait,
 		Stdout: stdout, Say: say,

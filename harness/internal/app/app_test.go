@@ -225,6 +225,13 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-no-such-flag"}, "flag provided but not defined"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-interval", "0s"}, "-interval must be positive"},
+		{[]string{"-context", "prod"}, "-context prod goes with -kubeconfig"},
+		{[]string{"-kubeconfig", "/no/such/kubeconfig", "-server-version", "1.33.13"}, "choose an envtest server, not a cluster"},
+		// Refused before the kubeconfig is even read: the harness has no process of a cluster's.
+		{[]string{"-kubeconfig", "/no/such/kubeconfig", "-scenario", "restart"}, "scenario restart, kind typed-configmaps on a cluster (-kubeconfig): needs the server's processes"},
+		{[]string{"-kubeconfig", "/no/such/kubeconfig", "-fault", "kill-apiserver"}, "-fault kill-apiserver on a cluster (-kubeconfig): needs the server's processes"},
+		{[]string{"-kubeconfig", "/no/such/kubeconfig", "-kind", "dynamic-crd"}, "needs a CustomResourceDefinition (cluster-scoped)"},
+		{[]string{"-kubeconfig", "/no/such/kubeconfig", "-labs", "client-v031"}, "kubeconfig /no/such/kubeconfig: no such file"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Run(context.Background(), append([]string{"-out", t.TempDir()}, tc.args...), &stdout, &stderr)

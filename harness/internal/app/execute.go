@@ -46,9 +46,14 @@ type Spec struct {
 	Dir string // the run directory, made by the caller
 	// Cells returns the labs to attach. Execute calls it while envtest boots: building the lab
 	// binaries and booting the server both take seconds, and neither needs the other.
-	Cells                                  func(context.Context) ([]Cell, error)
-	Kubeconfig, ServerVersion, ServerGates string
-	Scenario                               string // one of Scenarios
+	Cells func(context.Context) ([]Cell, error)
+	// Kubeconfig, when set, is the user's cluster instead of envtest (Context: the kubeconfig's
+	// context, "" for its current-context). The run then works in one namespace only: Namespace
+	// when set (a matrix run's, which its creator made and deletes; ServerGates then says what
+	// the cluster reported of its gates), else one it creates and deletes itself.
+	Kubeconfig, Context, Namespace string
+	ServerVersion, ServerGates     string
+	Scenario                       string // one of Scenarios
 	// Kind is the labs' informer kind (one of record.Kinds; "" is record.KindTypedConfigMaps):
 	// what the writer writes and the fresh LIST reads follow it.
 	Kind                             string
@@ -140,6 +145,9 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
+	if err := onCluster(s); err != nil {
+		return nil, usageError{err}
+	}
 	e := &env{Spec: s, sc: sc}
 	defer func() {
 		if err != nil {
@@ -192,9 +200,8 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 	e.out.Setup("", record.StepKubeconfig, e.t.kubeconfig, "the labs' credentials: owner-only, outside the run directory, deleted at the end when the harness wrote it")
 	labKubeconfig := e.t.kubeconfig
 	if e.sc.proxy {
-		if e.t.cp == nil {
-			return nil, usageError{fmt.Errorf("scenario %s needs the envtest server (not -kubeconfig): it restarts or proxies it", s.Scenario)}
-		}
+		// In front of a cluster too: the proxy authenticates upstream with the kubeconfig's own
+		// credentials (onCluster refused what needs the server's processes).
 		opts := proxy.Options{WatchTimeout: s.WatchTimeout, Fault: e.sc.fault}
 		if e.sc.fault != nil {
 			opts.WatchTimeout = 0 // a hang must last as long as the client's own timeout
@@ -215,6 +222,7 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 	if e.writer, err = mutator.TargetFor(mutCfg, e.Kind); err != nil {
 		return nil, err
 	}
+	e.writer.Labels = e.t.labels
 	// The odd seeds carry the selector kind's label, the even ones do not: its informers must
 	// deliver only the first kind.
 	for i := 1; i <= s.SeedObjects; i++ {
@@ -242,6 +250,9 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 		}
 		if s.Kubeconfig != "" {
 			args = append(args, "-namespace", e.t.namespace)
+		}
+		if s.Context != "" && labKubeconfig == s.Kubeconfig { // the proxy's kubeconfig has one context
+			args = append(args, "-context", s.Context)
 		}
 		args = append(args, e.sc.labArgs...)
 		e.out.Setup("", record.StepLab, c.Name, "client-go "+c.ClientGo+" "+strings.Join(args[4:], " "))
@@ -388,6 +399,22 @@ func syncedSummary(procs []*labproc.Proc) string {
 		return fmt.Sprintf("all %d labs synced", len(procs))
 	}
 	return fmt.Sprintf("%d of %d labs synced; not synced: %s", len(procs)-len(not), len(procs), strings.Join(not, ", "))
+}
+
+// onCluster says why a run cannot be played on the user's cluster (Spec.Kubeconfig), nil when it
+// can or the run is on envtest: a scenario or fault that kills kube-apiserver or etcd, or an
+// informer kind that needs something outside the namespace (record.ClusterNotApplicable).
+func onCluster(s Spec) error {
+	if s.Kubeconfig == "" {
+		return nil
+	}
+	if why := record.ClusterNotApplicable(s.Scenario, s.Kind); why != "" {
+		return fmt.Errorf("scenario %s, kind %s on a cluster (-kubeconfig): %s", s.Scenario, s.Kind, strings.TrimPrefix(why, "n/a: "))
+	}
+	if needsProcesses(s.Fault) {
+		return fmt.Errorf("-fault %s on a cluster (-kubeconfig): %s", s.Fault, strings.TrimPrefix(record.NotApplicableServerProcesses, "n/a: "))
+	}
+	return nil
 }
 
 // listNamespace is what the labs watch: every namespace on envtest, the run's own on a cluster.

@@ -23,6 +23,12 @@ var faults = map[string]string{
 	"hang-lab":           "SIGSTOP the first lab; the harness must give up on it after -sync-timeout, name it, and kill it",
 }
 
+// needsProcesses reports a fault that kills kube-apiserver or etcd: not one to inject on a
+// user's cluster, whose processes the harness does not have.
+func needsProcesses(fault string) bool {
+	return fault != "" && fault != "crash-lab" && fault != "hang-lab"
+}
+
 // monitor watches etcd, kube-apiserver and the labs while a run is under way: the first
 // unexpected exit cancels the run with a cause that names the process.
 type monitor struct {
@@ -89,9 +95,6 @@ func (m *monitor) watch(ctx context.Context) {
 func (e *env) inject(fault string) error {
 	e.out.Setup("", record.StepInjected, fault, faults[fault])
 	e.Say("injecting fault %s: %s", fault, faults[fault])
-	if e.t.cp == nil && fault != "crash-lab" && fault != "hang-lab" {
-		return usageError{fmt.Errorf("-fault %s needs the envtest server (not -kubeconfig)", fault)}
-	}
 	switch fault {
 	case "kill-apiserver", "kill-apiserver-gap":
 		start := time.Now()

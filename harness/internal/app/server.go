@@ -9,23 +9,20 @@ import (
 	"time"
 
 	"informer-lab/envtestbin"
+	"informer-lab/harness/internal/cluster"
 	"informer-lab/lab/controlplane"
 	"informer-lab/record"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // target is the server a run uses: envtest (cp set) or the user's cluster.
 type target struct {
 	cfg        *rest.Config
-	kubeconfig string // for the labs
-	namespace  string // where the writer writes
-	version    string // what its /version says
+	kubeconfig string            // for the labs
+	namespace  string            // where the writer writes
+	labels     map[string]string // on every object the harness creates (a cluster: the run's label)
+	version    string            // what its /version says
 	cp         *controlplane.ControlPlane
 	stop       func() // idempotent
 }
@@ -33,7 +30,7 @@ type target struct {
 // server starts envtest, or connects to the user's cluster.
 func server(ctx context.Context, o Spec, tmp string, out *record.Writer, say func(string, ...any)) (*target, error) {
 	if o.Kubeconfig != "" {
-		return cluster(ctx, o, out, say)
+		return attach(ctx, o, out, say)
 	}
 	// Only the default version is built on demand; another one is a deliberate choice that
 	// takes minutes to build, so it must be provisioned first.
@@ -63,41 +60,49 @@ func server(ctx context.Context, o Spec, tmp string, out *record.Writer, say fun
 	return &target{cfg: cp.Config, kubeconfig: path, namespace: "default", version: cp.ServerVersion, cp: cp, stop: func() { cp.Stop(); os.Remove(path) }}, nil
 }
 
-// cluster attaches to the user's cluster and confines the run to a namespace of its own.
-func cluster(ctx context.Context, o Spec, out *record.Writer, say func(string, ...any)) (*target, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+// attach attaches to the user's cluster and confines the run to one namespace: Spec.Namespace,
+// the matrix run's (its creator deletes it), or one of its own, created once the user is known
+// to have every permission the run needs and deleted at the end. Either way what the run made
+// there is deleted when it ends, so that the next run starts with the namespace empty.
+func attach(ctx context.Context, o Spec, out *record.Writer, say func(string, ...any)) (*target, error) {
+	cl, err := cluster.Open(ctx, o.Kubeconfig, o.Context)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("kubeconfig %s does not load: %s", o.Kubeconfig, oneLine(err))}
+		return nil, usageError{err}
 	}
-	probe := rest.CopyConfig(cfg)
-	probe.Timeout = 10 * time.Second
-	cs, err := kubernetes.NewForConfig(probe)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("kubeconfig %s: %s", o.Kubeconfig, oneLine(err))}
+	ns, owned := o.Namespace, o.Namespace == ""
+	if owned {
+		ns = cluster.NewNamespace()
+		if err := cl.Check(ctx, cluster.Needs(ns)); err != nil {
+			return nil, usageError{err}
+		}
+		if err := cl.CreateNamespace(ctx, ns); err != nil {
+			return nil, err
+		}
 	}
-	v, err := cs.Discovery().ServerVersion()
-	if err != nil {
-		return nil, usageError{fmt.Errorf("the cluster of kubeconfig %s does not answer at %s: %s", o.Kubeconfig, cfg.Host, oneLine(err))}
+	gates := o.ServerGates // what the matrix run learned, once for all its runs
+	if owned {
+		f := cl.Features(ctx, ns)
+		gates = f.Gates
+		say("the cluster's streaming lists: %s", f)
 	}
-	ns := "informer-lab-" + rand.String(5)
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"app": "informer-lab"}}}, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("create namespace %s: %w", ns, err)
-	}
-	say("attached to %s (%s); working only in namespace %s", cfg.Host, v.GitVersion, ns)
-	out.Setup("", record.StepServer, v.GitVersion, "cluster")
+	say("attached to %s (%s) as user %s; working only in namespace %s", cl.Config.Host, cl.Version, cl.User, ns)
+	out.Setup("", record.StepServer, cl.Version, gates)
 	stop := func() {
-		if cs == nil {
+		if cl == nil {
 			return
 		}
-		// Remove what this run created, then its namespace: a cluster without a namespace
-		// controller (or a slow one) would otherwise keep the ConfigMaps.
-		c := context.Background()
-		cs.CoreV1().ConfigMaps(ns).DeleteCollection(c, metav1.DeleteOptions{}, metav1.ListOptions{})
-		cs.CoreV1().Namespaces().Delete(c, ns, metav1.DeleteOptions{})
-		say("deleted namespace %s and its ConfigMaps", ns)
-		cs = nil
+		if owned {
+			if err := cl.DeleteNamespace(ns); err != nil {
+				say("%v", err)
+			} else {
+				say("deleted namespace %s and the run's ConfigMaps", ns)
+			}
+		} else if err := cl.Clean(ns); err != nil {
+			say("%v", err)
+		}
+		cl = nil
 	}
-	return &target{cfg: cfg, kubeconfig: o.Kubeconfig, namespace: ns, version: v.GitVersion, stop: stop}, nil
+	return &target{cfg: cl.Config, kubeconfig: o.Kubeconfig, namespace: ns, version: cl.Version, labels: cluster.RunLabels(ns), stop: stop}, nil
 }
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

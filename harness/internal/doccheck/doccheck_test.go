@@ -11,6 +11,7 @@ import (
 
 	"informer-lab/harness/internal/app"
 	"informer-lab/harness/internal/labproc"
+	"informer-lab/harness/internal/observe"
 	"informer-lab/record"
 )
 
@@ -39,16 +40,7 @@ func TestDocExcerptsAreReal(t *testing.T) {
 		}
 		pool.Add(stdout.String())
 		pool.Add(stderr.String())
-		logs, _ := filepath.Glob(filepath.Join(out, "*", "*.jsonl"))
-		for _, l := range logs {
-			recs, err := record.ReadFile(l)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range recs {
-				pool.Add(r.Text())
-			}
-		}
+		addRecords(t, &pool, filepath.Join(out, "*", "*.jsonl"))
 	}
 
 	// Each lab alone, as `go run ./client-v0XX` runs it (text on stdout).
@@ -65,6 +57,23 @@ func TestDocExcerptsAreReal(t *testing.T) {
 		}
 		pool.Add(o.String())
 		pool.Add(e.String())
+	}
+
+	// make observe, of kubectl get -w and of a lab with its gate on (HOW-IT-WORKS.md, "Any
+	// client, seen from outside"): what it printed and the text of every record it recorded.
+	lab, _, err := labproc.Build(context.Background(), filepath.Join(root, "client-v031"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"kubectl", "get", "configmaps", "-w"}, {lab, "-kubeconfig", observe.KubeconfigArg, "-watch-list", "on"}} {
+		out := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		if code := observe.Run(context.Background(), append([]string{"-out", out, "-for", "6s", "-interval", "300ms", "--"}, cmd...), &stdout, &stderr); code != 0 {
+			t.Fatalf("observe %v: exit %d\n%s\n%s", cmd, code, stdout.String(), stderr.String())
+		}
+		pool.Add(stdout.String())
+		pool.Add(stderr.String())
+		addRecords(t, &pool, filepath.Join(out, "*", observe.LogFile))
 	}
 
 	checked := 0
@@ -84,6 +93,21 @@ func TestDocExcerptsAreReal(t *testing.T) {
 		}
 	}
 	t.Logf("checked %d excerpt lines", checked)
+}
+
+// addRecords adds the text line of every record of the logs that glob matches.
+func addRecords(t *testing.T, pool *Pool, glob string) {
+	t.Helper()
+	logs, _ := filepath.Glob(glob)
+	for _, l := range logs {
+		recs, err := record.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			pool.Add(r.Text())
+		}
+	}
 }
 
 func TestExcerptsFindsMarkedBlocksOnly(t *testing.T) {

@@ -108,6 +108,28 @@ func lock(path string) (unlock func(), err error) {
 	return func() { f.Close() }, nil // closing the file releases the lock
 }
 
+// Spawn starts cmd in a process group of its own, so that a Ctrl-C at the terminal reaches
+// only this process, which stops its children in order; and it is killed with this process if
+// this one dies first: by its parent-death signal and by the reaper too (the signal follows the
+// thread that started it, the reaper the process). With group, the reaper kills cmd's whole
+// process group: a command that starts children of its own (go run, a script).
+func Spawn(cmd *exec.Cmd, what string, group bool) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", what, err)
+	}
+	watch := reaper.Watch
+	if group {
+		watch = reaper.WatchGroup
+	}
+	if err := watch(cmd.Process.Pid, what); err != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		return fmt.Errorf("start %s: %w", what, err)
+	}
+	return nil
+}
+
 // Proc is a running lab. Its records are copied line by line, as they come, to its log file.
 type Proc struct {
 	Name   string
@@ -138,28 +160,16 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = errFile
-	// Its own process group, so a Ctrl-C at the terminal reaches only the harness, which stops
-	// the labs in order; and killed with the harness if the harness dies first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		logFile.Close()
 		errFile.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := Spawn(cmd, "lab "+name, false); err != nil {
 		logFile.Close()
 		errFile.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	// Killed with the harness by its parent-death signal, and by the reaper too: the signal
-	// follows the thread that started it, the reaper the process.
-	if err := reaper.Watch(cmd.Process.Pid, "lab "+name); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		logFile.Close()
-		errFile.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
+		return nil, err
 	}
 	p := &Proc{Name: name, cmd: cmd, done: make(chan struct{}), synced: map[string]bool{}, seen: map[string]map[string]bool{}, stderr: errPath,
 		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}}

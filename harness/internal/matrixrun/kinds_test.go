@@ -11,7 +11,6 @@ import (
 
 	"informer-lab/compare/matrix"
 	"informer-lab/harness/internal/app"
-	"informer-lab/harness/internal/servers"
 	"informer-lab/record"
 )
 
@@ -57,6 +56,9 @@ func TestKindsDocs(t *testing.T) {
 		{[]string{"--kinds", "cbor"}, false, "", "", "make matrix KINDS=cbor"},
 		{[]string{"--kinds", "cbor", "--docs", "--sync-wait", "10s"}, true, "", "", `make matrix KINDS=cbor ARGS="-docs=true -sync-wait 10s"`},
 		{nil, true, "", "", "make matrix"}, // the full grid, docs/matrix.md, as before
+		// A grid with the user's cluster is never docs/, and has no envtest server unless asked.
+		{[]string{"--kubeconfig", "/k"}, false, "", "", "make matrix KUBECONFIG=/k"},
+		{[]string{"--kinds", "all", "--kubeconfig", "/k", "--context", "c"}, false, "", "", "make matrix KINDS=all KUBECONFIG=/k CONTEXT=c"},
 	} {
 		o, err := parseFlags(append([]string{"--out", t.TempDir()}, tc.args...), &bytes.Buffer{})
 		if err != nil || o.docs != tc.docs || o.servers != tc.servers || o.scenarios != tc.scenarios || o.command != tc.command {
@@ -79,24 +81,41 @@ func TestNotApplicable(t *testing.T) {
 		}
 		return out
 	}
+	all := func(why string) map[string]string {
+		return map[string]string{"client-v031-off": why, "client-v032-on": why, "client-v037-on": why}
+	}
 	for _, tc := range []struct {
-		kind, server string
-		run          []string
-		na           map[string]string
+		scenario, kind, server string
+		run                    []string
+		na                     map[string]string
 	}{
-		{"", "1.31.14", []string{"client-v031-off", "client-v032-on", "client-v037-on"}, map[string]string{}},
-		{record.KindCustomListWatch, "1.31.14", []string{"client-v031-off", "client-v032-on", "client-v037-on"}, map[string]string{}},
-		{record.KindCBOR, "1.32.13", []string{"client-v032-on", "client-v037-on"}, map[string]string{"client-v031-off": "n/a: client-go v0.31 has no ClientsAllowCBOR gate (from v0.32)"}},
-		{record.KindCBOR, "1.31.14", nil, map[string]string{
+		{"", "", "1.31.14", []string{"client-v031-off", "client-v032-on", "client-v037-on"}, map[string]string{}},
+		{"", record.KindCustomListWatch, "1.31.14", []string{"client-v031-off", "client-v032-on", "client-v037-on"}, map[string]string{}},
+		{"", record.KindCBOR, "1.32.13", []string{"client-v032-on", "client-v037-on"}, map[string]string{"client-v031-off": "n/a: client-go v0.31 has no ClientsAllowCBOR gate (from v0.32)"}},
+		{"", record.KindCBOR, "1.31.14", nil, map[string]string{
 			"client-v031-off": "n/a: client-go v0.31 has no ClientsAllowCBOR gate (from v0.32)",
 			"client-v032-on":  "n/a: kube-apiserver 1.31 has no CBORServingAndStorage gate (from 1.32)",
 			"client-v037-on":  "n/a: kube-apiserver 1.31 has no CBORServingAndStorage gate (from 1.32)",
 		}},
+		// The user's cluster (a column with a namespace): what needs the server's processes, or
+		// anything outside the namespace, is n/a for every cell.
+		{record.ScenarioStartup, "", "cluster", []string{"client-v031-off", "client-v032-on", "client-v037-on"}, map[string]string{}},
+		{record.ScenarioRestart, "", "cluster", nil, all(record.NotApplicableServerProcesses)},
+		{record.ScenarioExpired, record.KindSelector, "cluster", nil, all(record.NotApplicableServerProcesses)},
+		{record.ScenarioSteady, record.KindDynamicCRD, "cluster", nil, all("n/a: needs a CustomResourceDefinition (cluster-scoped)")},
+		{record.ScenarioStartup, record.KindCBOR, "cluster", []string{}, map[string]string{
+			"client-v031-off": "n/a: client-go v0.31 has no ClientsAllowCBOR gate (from v0.32)",
+			"client-v032-on":  "n/a: needs a CustomResourceDefinition (cluster-scoped) and kube-apiserver started with CBORServingAndStorage=true",
+			"client-v037-on":  "n/a: needs a CustomResourceDefinition (cluster-scoped) and kube-apiserver started with CBORServingAndStorage=true",
+		}},
 	} {
-		s, _ := servers.Parse(tc.server)
-		run, na := applicable(tc.kind, cells, s)
+		col := column{Server: matrix.Server{Version: "v" + tc.server}}
+		if tc.server == "cluster" {
+			col = column{Server: matrix.Server{Version: "v1.32.13"}, namespace: "informer-lab-abcde"}
+		}
+		run, na := applicable(tc.scenario, tc.kind, cells, col)
 		if !slices.Equal(names(run), tc.run) || len(na) != len(tc.na) {
-			t.Errorf("%s on %s: run %v, n/a %v; want %v, %v", tc.kind, tc.server, names(run), na, tc.run, tc.na)
+			t.Errorf("%s %s on %s: run %v, n/a %v; want %v, %v", tc.scenario, tc.kind, tc.server, names(run), na, tc.run, tc.na)
 		}
 		for c, why := range tc.na {
 			if na[c] != why {

@@ -18,6 +18,7 @@ import (
 	"informer-lab/compare/matrix"
 	"informer-lab/envtestbin"
 	"informer-lab/harness/internal/app"
+	"informer-lab/harness/internal/cluster"
 	"informer-lab/harness/internal/rundir"
 	"informer-lab/harness/internal/servers"
 	"informer-lab/record"
@@ -60,6 +61,7 @@ const (
 
 type options struct {
 	root, out, clients, servers, scenarios, kinds string
+	kubeconfig, kubeContext                       string // the user's cluster, as one more column
 	docs                                          bool
 	command                                       string // how the grid was asked for, as make matrix spells it
 	seed                                          int64
@@ -67,7 +69,6 @@ type options struct {
 	syncWait                                      time.Duration
 }
 
-// server is one column: a version and the kube-apiserver feature gates it runs with.
 // Run is make matrix; it returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
@@ -92,7 +93,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and the client-v* modules (default: found from the working directory)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&o.clients, "clients", "", "comma-separated client cells (client-v031-on) or modules (client-v031: both gates); default: every client-v* module, gate off and on")
-	fs.StringVar(&o.servers, "servers", "", "comma-separated server versions, a version may carry kube-apiserver feature gates after a colon; default: "+strings.Join(Servers, ","))
+	fs.StringVar(&o.servers, "servers", "", "comma-separated server versions, a version may carry kube-apiserver feature gates after a colon; default: "+strings.Join(Servers, ",")+" (none with --kubeconfig)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "a column for this cluster too (make matrix KUBECONFIG=path): every run works in one namespace the matrix creates, once the user is known to have every permission it needs, and deletes; scenarios that need the server's processes are n/a there")
+	fs.StringVar(&o.kubeContext, "context", "", "with --kubeconfig: the kubeconfig's context to use (default: its current-context)")
 	fs.StringVar(&o.scenarios, "scenarios", "", "comma-separated scenarios; default: "+strings.Join(app.Scenarios, ",")+`; fault:NAME[=N] for a server that does not play along, "faults" for all of `+strings.Join(FaultScenarios, ","))
 	fs.StringVar(&o.kinds, "kinds", "", "comma-separated informer kinds, one run per server, scenario and kind: "+strings.Join(record.Kinds, ", ")+`; "all" for every one; default: `+record.KindTypedConfigMaps+" only (no kind axis)")
 	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, `fault scenarios and informer kinds other than `+record.KindTypedConfigMaps+`: how long the informers may take to sync before a cell says "not synced after" this`)
@@ -109,6 +112,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	o.command = command(fs)
 	switch {
+	case o.kubeContext != "" && o.kubeconfig == "":
+		return o, fmt.Errorf("--context %s goes with --kubeconfig", o.kubeContext)
+	case o.kubeconfig != "" && o.docs:
+		return o, fmt.Errorf("--docs writes docs/ from envtest servers only, not from a cluster (--kubeconfig)")
+	case o.kubeconfig != "":
+		// A grid with the user's cluster is the user's, never docs/: only the servers asked for
+		// beside it.
 	case o.clients == "" && slices.Contains(KindsAliases, strings.TrimSpace(o.kinds)) &&
 		(o.servers == "" || o.servers == KindsDocsServer) && (o.scenarios == "" || o.scenarios == KindsDocsScenarios):
 		o.servers, o.scenarios = KindsDocsServer, KindsDocsScenarios // every kind on one server: docs/kinds.md
@@ -132,10 +142,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 // command spells the flags given as the make matrix command that gives them, e.g.
 // "make matrix KINDS=all SERVERS=1.37.2", for the grid's header.
 func command(fs *flag.FlagSet) string {
-	vars := map[string]string{"kinds": "KINDS", "clients": "CLIENTS", "servers": "SERVERS", "scenarios": "SCENARIOS"}
+	vars := map[string]string{"kinds": "KINDS", "clients": "CLIENTS", "servers": "SERVERS", "scenarios": "SCENARIOS", "kubeconfig": "KUBECONFIG", "context": "CONTEXT"}
 	parts := []string{"make matrix"}
 	var args []string
-	for _, name := range []string{"kinds", "clients", "servers", "scenarios"} {
+	for _, name := range []string{"kinds", "clients", "servers", "scenarios", "kubeconfig", "context"} {
 		if f := fs.Lookup(name); f != nil && f.Value.String() != "" {
 			parts = append(parts, vars[name]+"="+f.Value.String())
 		}
@@ -189,7 +199,7 @@ func (o options) grid() (grid, error) {
 		}
 	}
 	list := o.servers
-	if list == "" {
+	if list == "" && o.kubeconfig == "" {
 		list = strings.Join(Servers, ",")
 	}
 	var err error
@@ -250,6 +260,21 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 	start := time.Now()
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[matrix] "+format+"\n", a...) }
 
+	// 0. The user's cluster, if asked for: it answers, and its user may do everything a run
+	// does in the namespace the matrix will create, before anything is built or created.
+	var cl *cluster.Cluster
+	var ns string
+	if o.kubeconfig != "" {
+		ns = cluster.NewNamespace()
+		if cl, err = cluster.Open(ctx, o.kubeconfig, o.kubeContext); err != nil {
+			return exitUsage, err
+		}
+		if err := cl.Check(ctx, cluster.Needs(ns)); err != nil {
+			return exitUsage, err
+		}
+		say("cluster at %s (%s): user %s may do what the runs need in namespace %s", cl.Config.Host, cl.Version, cl.User, ns)
+	}
+
 	// 1. Every server version, built once from the module proxy and reused after that.
 	if err := servers.Provision(ctx, g.servers, say, stderr); err != nil {
 		if errors.Is(err, servers.ErrUsage) {
@@ -287,6 +312,28 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		}
 	}
 
+	// The columns: every envtest server asked for, then the cluster, in the one namespace every
+	// run works in, which is deleted when the matrix ends, however it ends.
+	var cols []column
+	for _, s := range g.servers {
+		cols = append(cols, column{Server: matrix.Server{Name: s.Name(), Version: "v" + s.Version, FeatureGates: s.Gates}, slug: s.Slug(), envtest: s})
+	}
+	if cl != nil {
+		if err := cl.CreateNamespace(ctx, ns); err != nil {
+			return exitRun, err
+		}
+		defer func() {
+			if err := cl.DeleteNamespace(ns); err != nil {
+				say("%v", err)
+				return
+			}
+			say("deleted namespace %s and the runs' ConfigMaps", ns)
+		}()
+		f := cl.Features(ctx, ns)
+		say("the cluster's streaming lists: %s", f)
+		cols = append(cols, clusterColumn(cl, ns, f))
+	}
+
 	// 3. One run per server, scenario and kind, every cell attached at once (but those the
 	// kind cannot run with: they are n/a, and not started).
 	res := matrix.New(start)
@@ -295,13 +342,13 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 	if g.kindAxis() {
 		res.Kinds, kinds, res.Command = g.kinds, g.kinds, o.command
 	}
-	for _, s := range g.servers { // the columns in the order asked, even for a run that fails
-		res.Servers = append(res.Servers, matrix.Server{Name: s.Name(), Version: "v" + s.Version, FeatureGates: s.Gates})
+	for _, col := range cols { // the columns in the order asked, even for a run that fails
+		res.Servers = append(res.Servers, col.Server)
 	}
-	total, n := len(g.servers)*len(g.scenarios)*len(kinds), 0
+	total, n := len(cols)*len(g.scenarios)*len(kinds), 0
 	gridStart := time.Now() // after the builds: what is left is runs like the ones done
 	// Server by server, so the estimate of what is left holds (every server plays every scenario).
-	for _, s := range g.servers {
+	for _, s := range cols {
 		for _, sc := range g.scenarios {
 			for _, kind := range kinds {
 				n++
@@ -310,13 +357,16 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 					left := time.Since(gridStart) / time.Duration(n-1) * time.Duration(total-n+1)
 					eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
 				}
-				run, na := applicable(kind, cells, s)
+				run, na := applicable(sc, kind, cells, s)
 				for _, c := range cells {
 					if why, ok := na[c.Name]; ok {
-						res.AddNotApplicable(sc, kind, s.Name(), c.Name, why)
+						res.AddNotApplicable(sc, kind, s.Name, c.Name, why)
 					}
 				}
-				what := fmt.Sprintf("kube-apiserver %s, scenario %s", s.Name(), sc)
+				what := fmt.Sprintf("kube-apiserver %s, scenario %s", s.Name, sc)
+				if s.namespace != "" {
+					what = fmt.Sprintf("%s, scenario %s", s.Name, sc) // "cluster-v1.32.13 …"
+				}
 				if kind != "" {
 					what += ", kind " + kind
 				}
@@ -333,7 +383,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 				if ctx.Err() != nil {
 					// Keep what was finished: the grid so far, without the interrupted run's cells.
 					res.Cells = slices.DeleteFunc(res.Cells, func(c matrix.Cell) bool {
-						return c.Scenario == sc && c.Server == s.Name() && c.Kind == kind
+						return c.Scenario == sc && c.Server == s.Name && c.Kind == kind
 					})
 					res.Duration = time.Since(start).Round(time.Second).String()
 					o.docs = false
@@ -365,42 +415,74 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 	return 0, nil
 }
 
-// runOne plays one scenario on one server with every cell, of one informer kind ("": the
+// runOne plays one scenario in one column with every cell, of one informer kind ("": the
 // labs' default, in a grid without a kind axis), and adds each cell's verdict and normalized log
 // to res. A run that fails still gives its cells, marked failed.
-func runOne(ctx context.Context, o options, res *matrix.Result, parent, sc, kind string, s servers.Server, cells []app.Cell, say func(string, ...any)) error {
+func runOne(ctx context.Context, o options, res *matrix.Result, parent, sc, kind string, col column, cells []app.Cell, say func(string, ...any)) error {
 	// No ':' or '=' in a path: a relative link "fault:x/..." would read as a URL scheme.
-	rel := filepath.Join(strings.NewReplacer(":", "-", "=", "-").Replace(sc), s.Slug(), kind)
+	rel := filepath.Join(strings.NewReplacer(":", "-", "=", "-").Replace(sc), col.slug, kind)
 	dir := filepath.Join(parent, rel)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	rep, err := app.Execute(ctx, app.Spec{
-		Dir: dir, Cells: app.Prebuilt(cells), ServerVersion: s.Version, ServerGates: s.Gates, Scenario: sc, Kind: kind,
+	spec := app.Spec{
+		Dir: dir, Cells: app.Prebuilt(cells), ServerVersion: col.envtest.Version, ServerGates: col.envtest.Gates, Scenario: sc, Kind: kind,
 		Seed: o.seed, MinWrites: 2, SeedObjects: 3, Interval: o.interval, SyncTimeout: o.syncTimeout,
 		StopGrace: 10 * time.Second, WatchTimeout: o.watchTimeout, SyncWait: o.syncWait,
 		Say: func(f string, a ...any) { say("  "+f, a...) },
-	})
+	}
+	if col.namespace != "" { // the cluster: what it reported of its gates is what the cells expect by
+		spec.Kubeconfig, spec.Context, spec.Namespace, spec.ServerGates = o.kubeconfig, o.kubeContext, col.namespace, col.FeatureGates
+	}
+	rep, err := app.Execute(ctx, spec)
 	if err != nil {
 		for _, c := range cells {
-			res.Cells = append(res.Cells, matrix.Cell{Scenario: sc, Server: s.Name(), Client: c.Name, Kind: kind, Verdict: "run failed", Failed: oneLine(err), Run: filepath.ToSlash(rel)})
+			res.Cells = append(res.Cells, matrix.Cell{Scenario: sc, Server: col.Name, Client: c.Name, Kind: kind, Verdict: "run failed", Failed: oneLine(err), Run: filepath.ToSlash(rel)})
 		}
 		return err
 	}
-	if kind == "" {
-		res.Add(sc, rep, filepath.ToSlash(rel))
-	} else {
-		res.AddKind(sc, kind, matrix.Server{Name: s.Name(), Version: "v" + s.Version, FeatureGates: s.Gates}, rep, filepath.ToSlash(rel))
-	}
+	res.AddKind(sc, kind, col.Server, rep, filepath.ToSlash(rel))
 	return matrix.WriteCellLogs(dir, rep)
 }
 
-// applicable splits the cells of a run of kind on server s: those to start, and why each other
-// one cannot run (record.KindNotApplicable: "n/a: …"), by cell name.
-func applicable(kind string, cells []app.Cell, s servers.Server) (run []app.Cell, na map[string]string) {
+// column is one column of the grid: an envtest server, or the user's cluster (--kubeconfig).
+type column struct {
+	matrix.Server                // as the grid names it
+	slug          string         // its runs' directories
+	envtest       servers.Server // the envtest server to boot; zero for the cluster
+	namespace     string         // the cluster's: the namespace every run works in; "" for envtest
+}
+
+// clusterColumn names the user's cluster's column by what it said of itself: its /version, the
+// gates of its streaming lists and how they were learned, e.g.
+// "cluster-v1.32.13 WatchList=true (probed: end bookmark)". Its FeatureGates are what the cells'
+// expected handshake is read from (record.ExpectedShape).
+func clusterColumn(cl *cluster.Cluster, ns string, f cluster.Features) column {
+	name := "cluster-" + cl.Version
+	if f.Gates != "" {
+		name += " " + f.Gates
+	}
+	name += " (" + f.How + ")"
+	slug := "cluster-" + strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '-'
+	}, cl.Version)
+	return column{Server: matrix.Server{Name: name, Version: cl.Version, FeatureGates: f.Gates}, slug: slug, namespace: ns}
+}
+
+// applicable splits the cells of a run of scenario sc and kind in column col: those to start,
+// and why each other one cannot run ("n/a: …", record.KindNotApplicable, and on the cluster
+// record.ClusterNotApplicable), by cell name.
+func applicable(sc, kind string, cells []app.Cell, col column) (run []app.Cell, na map[string]string) {
 	na = map[string]string{}
 	for _, c := range cells {
-		if why := record.KindNotApplicable(kind, record.Minor(c.ClientGo), record.Minor(s.Version)); why != "" {
+		why := record.KindNotApplicable(kind, record.Minor(c.ClientGo), record.Minor(col.Version))
+		if col.namespace != "" && why == "" {
+			why = record.ClusterNotApplicable(sc, kind)
+		}
+		if why != "" {
 			na[c.Name] = why
 			continue
 		}

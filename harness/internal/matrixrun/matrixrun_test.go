@@ -102,6 +102,13 @@ func TestReducedGrid(t *testing.T) {
 // returns its result and run directory (dirs[0]).
 func runGrid(t *testing.T, args ...string) (*matrix.Result, []string) {
 	t.Helper()
+	return runGridBeside(t, nil, args...)
+}
+
+// runGridBeside is runGrid beside processes the test started itself and still runs (keep: a
+// stand-in cluster's etcd and kube-apiserver), which are no process the grid left.
+func runGridBeside(t *testing.T, keep []int, args ...string) (*matrix.Result, []string) {
+	t.Helper()
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), append([]string{"-out", out}, args...), &stdout, &stderr)
@@ -110,7 +117,7 @@ func runGrid(t *testing.T, args ...string) (*matrix.Result, []string) {
 	if code != 0 {
 		t.Fatalf("exit %d, want 0 (every run completed, no cell lost data)", code)
 	}
-	labtest.CheckNoChildren(t)
+	labtest.CheckNoChildren(t, keep...)
 	dirs, _ := filepath.Glob(filepath.Join(out, "matrix-*"))
 	if len(dirs) != 1 {
 		t.Fatalf("want one matrix run directory, got %v", dirs)

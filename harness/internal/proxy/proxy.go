@@ -11,6 +11,8 @@
 //   - Fault: the streaming list (a watch with sendInitialEvents=true) is answered the way a
 //     server or proxy that does not follow the protocol answers it, as users reported (Faults
 //     lists them); every other request passes untouched.
+//
+// With Record, it also records every request and watch event of its clients (record.go).
 package proxy
 
 import (
@@ -63,6 +65,9 @@ type Options struct {
 	// rewrites, holds, releases, drops, watch ends, upstream errors. Paths and queries only,
 	// never a header.
 	Log func(format string, args ...any)
+	// Record, if set, records each client's requests as they go to the apiserver (after the
+	// rewrites above), with the labs' wire: see Recorder. Close ends it.
+	Record *Recorder
 }
 
 // Proxy is a running proxy.
@@ -128,6 +133,12 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 	// of equal configs): no other client's connections to the apiserver are touched by the
 	// proxy, and Close can drop its connections.
 	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	if opts.Record != nil {
+		// The apiserver gets the client's own Accept-Encoding and nothing else: Go's transport
+		// would ask for gzip for a client that did not (and decompress out of sight), and the
+		// records would show what the proxy's leg got, not the client's.
+		cfg.DisableCompression = true
+	}
 	rt, err := rest.TransportFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: transport to the apiserver: %w", err)
@@ -150,9 +161,13 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 		served:   make(chan struct{}),
 		closedCh: make(chan struct{}),
 	}
+	var forward http.RoundTripper = rt
+	if opts.Record != nil {
+		forward = recordingTransport{rt}
+	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
-		Transport:      rt,
+		Transport:      forward,
 		FlushInterval:  -1, // every write goes out at once: watch events are not delayed
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.errorHandler,
@@ -248,7 +263,9 @@ func (p *Proxy) WaitIdle(ctx context.Context) error {
 }
 
 // Close stops listening, ends every connection (watches included), drops the held requests
-// and waits (up to 10 s) for the handlers to return. Calling it again does nothing.
+// and waits (up to 10 s) for the handlers to return: a handler returns once its response's
+// records are written (the wire's watch tap waits for its decoder), and Close then ends
+// Options.Record. Calling it again does nothing.
 func (p *Proxy) Close() error {
 	var err error
 	p.once.Do(func() {
@@ -263,6 +280,9 @@ func (p *Proxy) Close() error {
 				p.opts.Log("proxy: close: %d handlers still running after 10s", p.handlersRunning())
 				break
 			}
+		}
+		if p.opts.Record != nil {
+			p.opts.Record.close() // a handler that outlived the wait writes nothing more
 		}
 		utilnet.CloseIdleConnectionsFor(p.rt)
 	})
@@ -284,6 +304,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.handlers--
 		p.mu.Unlock()
 	}()
+	if p.opts.Record != nil {
+		r = p.opts.Record.withRecording(r, p.rt)
+	}
 	watch := isWatch(r)
 	if !p.admit(w, r, watch) {
 		return

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -103,6 +104,20 @@ func startProxy(t *testing.T, cp *controlplane.ControlPlane, opts Options) (*Pro
 // what it sends and gets (method, path, query, status, protocol, content type: no other header).
 func proxyClient(t *testing.T, p *Proxy) (kubernetes.Interface, *lines) {
 	t.Helper()
+	cfg := proxyConfig(t, p)
+	wire := newLines(t, "client")
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return recorder{rt, wire} })
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, wire
+}
+
+// proxyConfig is the client config of the proxy's kubeconfig, which is all that a client of the
+// proxy is given: a test that passes where the client knew more would prove nothing.
+func proxyConfig(t *testing.T, p *Proxy) *rest.Config {
+	t.Helper()
 	kc, err := p.Kubeconfig()
 	if err != nil {
 		t.Fatal(err)
@@ -111,13 +126,7 @@ func proxyClient(t *testing.T, p *Proxy) (kubernetes.Interface, *lines) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wire := newLines(t, "client")
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return recorder{rt, wire} })
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs, wire
+	return cfg
 }
 
 type recorder struct {

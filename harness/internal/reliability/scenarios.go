@@ -146,7 +146,7 @@ func badInputScenarios() []Scenario {
 		h("harness: unknown fault", `unknown -fault "explode"`, 2, "-fault", "explode"),
 		h("harness: unknown client cell", `unknown lab "client-v099"`, 2, "-labs", "client-v099"),
 		h("harness: bad duration", "invalid value", 2, "-interval", "soon"),
-		h("harness: kubeconfig that does not parse", "does not load", 2, "-kubeconfig", "/etc/hostname"),
+		h("harness: kubeconfig that does not parse", "does not parse", 2, "-kubeconfig", "/etc/hostname"),
 		{"harness: kubeconfig that points nowhere", "bad input", `exit 2, one error line: "does not answer"`, func(ctx context.Context, e *Env) (string, error) {
 			path := filepath.Join(e.Tmp, "nowhere.kubeconfig")
 			kc := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
@@ -156,7 +156,7 @@ func badInputScenarios() []Scenario {
 		h("harness: server version not provisioned", "is not provisioned: run `make envtest K8S_VERSION=1.31.999`", 2, "-server-version", "1.31.999"),
 		lab("lab: bad gate value", `-watch-list must be on, off or default`, 2, "-watch-list", "maybe"),
 		lab("lab: unknown flag", "flag provided but not defined", 2, "-bogus"),
-		lab("lab: kubeconfig that does not parse", "kubeconfig /etc/hostname", 1, "-kubeconfig", "/etc/hostname"),
+		lab("lab: kubeconfig that does not parse", "kubeconfig /etc/hostname does not parse", 2, "-kubeconfig", "/etc/hostname"),
 		{"compare: missing directory", "bad input", "exit 2, one error line naming the directory", func(ctx context.Context, e *Env) (string, error) {
 			return badInput(run(ctx, runTimeout, e.Compare, filepath.Join(e.Tmp, "no-such-run")), 2, "no-such-run")
 		}},

@@ -1,0 +1,93 @@
+package observe
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"informer-lab/compare/analysis"
+	"informer-lab/lab/mutator"
+	"informer-lab/lab/wire"
+	"informer-lab/record"
+
+	"k8s.io/client-go/rest"
+)
+
+// seeds are the ConfigMaps that exist before the command starts: its initial sync has them.
+const seeds = 2
+
+// writer is the run's own client, straight to the server (not through the proxy): it seeds
+// ConfigMaps in the command's namespace and writes while the command watches, all on the
+// harness's log.
+type writer struct {
+	t      *target
+	out    *record.Writer
+	log    *os.File
+	target *mutator.Target
+	cancel context.CancelFunc
+	ctx    context.Context
+}
+
+func newWriter(ctx context.Context, t *target, dir string) (*writer, error) {
+	log, err := os.OpenFile(filepath.Join(dir, analysis.HarnessFile), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{t: t, log: log, out: record.NewWriter("harness", log, nil)}
+	w.ctx, w.cancel = context.WithCancel(ctx)
+	w.out.Setup("", record.StepServer, t.describe, "observed through the recording proxy")
+	cfg := rest.CopyConfig(t.cfg)
+	cfg.Wrap(wire.Wrap(record.TagWriter, w.out))
+	if w.target, err = mutator.TargetFor(cfg, record.KindTypedConfigMaps); err != nil {
+		w.close()
+		return nil, err
+	}
+	w.target.Labels = t.labels
+	for i := 1; i <= seeds; i++ {
+		obj := w.target.Object(t.namespace, fmt.Sprintf("observe-seed-%d", i), true, map[string]string{"seed": "true"})
+		if _, err := w.target.Create(ctx, obj); err != nil {
+			w.close()
+			return nil, fmt.Errorf("seed ConfigMaps in namespace %s: %w", t.namespace, err)
+		}
+	}
+	return w, nil
+}
+
+// play makes n writes of the seeded script, one every interval, after a first interval (the
+// command's own start); the channel closes when it is done or stopped.
+func (w *writer) play(ctx context.Context, n int, interval time.Duration, say func(string, ...any)) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		steps := mutator.Script(1, n/3+1) // at least n writes
+		if n < len(steps) {
+			steps = steps[:n]
+		}
+		for _, s := range steps {
+			select {
+			case <-w.ctx.Done():
+				return
+			case <-time.After(interval):
+			}
+			rv, err := w.target.Apply(w.ctx, w.t.namespace, s)
+			if err != nil {
+				if w.ctx.Err() == nil {
+					say("write %s %s: %v", s.Op, s.Name, err)
+				}
+				return
+			}
+			w.out.Write(record.Record{Kind: record.Mutator, Tag: record.TagWriter, Event: string(s.Op), Namespace: w.t.namespace, Name: s.Name, RV: rv, Tick: s.Tick})
+		}
+	}()
+	return done
+}
+
+func (w *writer) stopWriting() { w.cancel() }
+
+func (w *writer) close() {
+	w.cancel()
+	w.out.Setup("", record.StepStopped, "observe complete", "")
+	w.log.Close()
+}
