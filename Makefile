@@ -21,7 +21,9 @@ reliability: envtest ## faults, bad input, security and a 30-minute long run, as
 	cd harness && GOWORK=off go run ./cmd/reliability $(ARGS)
 
 observe: envtest ## run CMD (any client: kubectl, a controller, a lab) through a recording proxy in front of envtest (or KUBECONFIG=path's cluster) and show what it did on the wire: make observe CMD="kubectl get configmaps -w"
-	cd harness && GOWORK=off go run ./cmd/observe -dir "$(CURDIR)" $(if $(filter command line,$(origin KUBECONFIG)),-kubeconfig "$(abspath $(KUBECONFIG))") $(if $(CONTEXT),-context "$(CONTEXT)") $(ARGS) -- $(CMD)
+	@# Built, then run from here: CMD gets this shell's environment, not the GOWORK=off of the build.
+	cd harness && GOWORK=off go build -o "$(CURDIR)/out/bin/observe" ./cmd/observe
+	"$(CURDIR)/out/bin/observe" $(if $(filter command line,$(origin KUBECONFIG)),-kubeconfig "$(abspath $(KUBECONFIG))") $(if $(CONTEXT),-context "$(CONTEXT)") $(ARGS) -- $(CMD)
 
 test: envtest kubectl ## every module's tests, against a real envtest apiserver
 	hack/test.sh

@@ -86,9 +86,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.context, "context", "", "the -kubeconfig context to use (default: its current context)")
 	fs.StringVar(&o.serverVersion, "server-version", envtestbin.DefaultVersion, "Kubernetes version of the envtest server, and of kubectl when CMD is kubectl")
 	fs.StringVar(&o.serverGates, "server-feature-gates", "", `kube-apiserver --feature-gates for envtest, e.g. "WatchList=true"`)
-	fs.DurationVar(&o.duration, "for", 20*time.Second, "how long CMD may run before it is stopped (SIGINT, then SIGKILL after -stop-grace); it may end sooner by itself")
+	fs.DurationVar(&o.duration, "for", 20*time.Second, "how long CMD may run before it is stopped (SIGINT, then SIGKILL after -stop-grace); it may end sooner by itself, or by Ctrl-C: either way what it did until then is analyzed")
 	fs.DurationVar(&o.stopGrace, "stop-grace", 5*time.Second, "how long CMD may take to stop after SIGINT")
-	fs.IntVar(&o.writes, "writes", 6, "ConfigMap writes (creates, updates, deletes) in CMD's namespace while it runs, so that a watch has something to deliver; 0 for none")
+	fs.IntVar(&o.writes, "writes", 6, "ConfigMap writes (creates, updates, deletes) in CMD's namespace while it runs, from an -interval after its first request, so that a watch has something to deliver; 0 for none")
 	fs.DurationVar(&o.interval, "interval", time.Second, "time between the writes")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -189,16 +189,16 @@ func observe(ctx context.Context, o options, t *target, argv []string, workDir, 
 
 	timer := time.NewTimer(o.duration)
 	defer timer.Stop()
-	writes := w.play(ctx, o.writes, o.interval, say)
+	writes := w.play(o.writes, o.interval, func() bool { return len(rec.Clients()) > 0 }, say)
 	select {
 	case <-c.done:
 		say("%s ended by itself: %s", filepath.Base(argv[0]), c.how())
 	case <-timer.C:
 		say("%s passed: stopping %s", o.duration, filepath.Base(argv[0]))
 	case <-ctx.Done():
-		c.stop(o.stopGrace, say)
-		<-writes
-		return fmt.Errorf("interrupted: %w", ctx.Err())
+		// Ctrl-C is how one ends a command that never does (kubectl get -w): what was recorded
+		// until then is the observation.
+		say("interrupted: stopping %s; what it did until now follows", filepath.Base(argv[0]))
 	}
 	c.stop(o.stopGrace, say)
 	w.stopWriting()

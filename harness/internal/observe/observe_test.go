@@ -14,6 +14,7 @@ import (
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/standin"
 	"informer-lab/lab/controlplane"
+	"informer-lab/lab/labtest"
 	"informer-lab/lab/lifecycle"
 	"informer-lab/record"
 )
@@ -25,14 +26,30 @@ func TestMain(m *testing.M) { lifecycle.TestMain(m) }
 // exit code, what it printed, and the analysis of what it recorded.
 func observeRun(t *testing.T, args ...string) (int, string, string, *observed.Report) {
 	t.Helper()
+	return observeUntil(t, nil, args...)
+}
+
+// observeUntil is observeRun interrupted, as Ctrl-C interrupts it, once what it printed so far
+// satisfies until (never when nil).
+func observeUntil(t *testing.T, until func(stderr string) bool, args ...string) (int, string, string, *observed.Report) {
+	t.Helper()
 	out := t.TempDir()
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
+	var stderr labtest.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	if until != nil {
+		go func() {
+			for ctx.Err() == nil && !until(string(stderr.Bytes())) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			cancel()
+		}()
+	}
 	code := Run(ctx, append([]string{"-out", out, "-interval", "300ms", "-writes", "4"}, args...), &stdout, &stderr)
 	runs, _ := filepath.Glob(filepath.Join(out, "observe-*", observed.File))
 	if len(runs) != 1 {
-		return code, stdout.String(), stderr.String(), nil
+		return code, stdout.String(), string(stderr.Bytes()), nil
 	}
 	obs, err := observed.Load(runs[0])
 	if err != nil {
@@ -43,7 +60,7 @@ func observeRun(t *testing.T, args ...string) (int, string, string, *observed.Re
 			t.Errorf("the run directory has no %s: %v", f, err)
 		}
 	}
-	return code, stdout.String(), stderr.String(), observed.Analyze(obs)
+	return code, stdout.String(), string(stderr.Bytes()), observed.Analyze(obs)
 }
 
 // resource finds what the client whose User-Agent ends in uaSuffix did with resource.
@@ -125,10 +142,16 @@ func ownHandshake(recs []record.Record, tag string) (reqs []record.Record, rv st
 	return reqs, rv
 }
 
-// kubectl get -w, kubectl of the server's version built from k8s.io/kubernetes: a LIST, then a
-// WATCH from the LIST's rv, and every write while it watched printed by kubectl.
+// kubectl get -w, kubectl of the server's version built from k8s.io/kubernetes, ended as one
+// ends it, by Ctrl-C: a LIST, then a WATCH from the LIST's rv, and every write while it watched
+// printed by kubectl; what it did until the interrupt is analyzed.
 func TestObserveKubectlGetWatch(t *testing.T) {
-	code, _, stderr, rep := observeRun(t, "-for", "6s", "--", "kubectl", "get", "configmaps", "-w")
+	// The script's first four writes: lab-cm-1 created, then updated three times.
+	printed := func(stderr string) bool { return strings.Count(stderr, "[CMD] lab-cm-1 ") >= 4 }
+	code, _, stderr, rep := observeUntil(t, printed, "-for", "5m", "--", "kubectl", "get", "configmaps", "-w")
+	if !strings.Contains(stderr, "interrupted: stopping kubectl") {
+		t.Errorf("not ended by the interrupt:\n%s", stderr)
+	}
 	if code != 0 || rep == nil {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}

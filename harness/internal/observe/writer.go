@@ -55,12 +55,20 @@ func newWriter(ctx context.Context, t *target, dir string) (*writer, error) {
 	return w, nil
 }
 
-// play makes n writes of the seeded script, one every interval, after a first interval (the
-// command's own start); the channel closes when it is done or stopped.
-func (w *writer) play(ctx context.Context, n int, interval time.Duration, say func(string, ...any)) <-chan struct{} {
+// play makes n writes of the seeded script, one every interval, the first an interval after
+// the command's first request (a command may take seconds to start: go run compiles first), so
+// that they come while it watches; the channel closes when it is done or stopped.
+func (w *writer) play(n int, interval time.Duration, started func() bool, say func(string, ...any)) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		for !started() {
+			select {
+			case <-w.ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
 		steps := mutator.Script(1, n/3+1) // at least n writes
 		if n < len(steps) {
 			steps = steps[:n]
