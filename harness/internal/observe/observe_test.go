@@ -178,6 +178,7 @@ func TestObserveBadInput(t *testing.T) {
 		"not a file":        {[]string{"--", "./no/such/file"}, "no executable file"},
 		"context alone":     {[]string{"-context", "x", "--", "true"}, "-context needs -kubeconfig"},
 		"kubeconfig broken": {[]string{"-kubeconfig", writeFile(t, "not: [a kubeconfig"), "--", "true"}, "does not parse"},
+		"missing context":   {[]string{"-kubeconfig", writeFile(t, nowhere), "-context", "prod", "--", "true"}, `has no context "prod": its contexts are x`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, stdout, stderr, _ := observeRun(t, tt.args...)
@@ -188,6 +189,9 @@ func TestObserveBadInput(t *testing.T) {
 		})
 	}
 }
+
+// nowhere is a kubeconfig of one context, x, whose server does not answer.
+const nowhere = "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: not-a-real-token}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
 
 func writeFile(t *testing.T, content string) string {
 	p := filepath.Join(t.TempDir(), "kubeconfig")
@@ -228,8 +232,7 @@ func TestObserveOnACluster(t *testing.T) {
 		t.Errorf("without watch: exit %d, stderr %q, namespaces %v; want exit 2, only the line %s, nothing created", code, stderr, standin.Namespaces(t, admin), refusal)
 	}
 
-	nowhere := writeFile(t, "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: not-a-real-token}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n")
-	code, _, stderr, _ = observeRun(t, "-kubeconfig", nowhere, "--", "true")
+	code, _, stderr, _ = observeRun(t, "-kubeconfig", writeFile(t, nowhere), "--", "true")
 	if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "does not answer at https://127.0.0.1:1") || strings.Contains(stderr, "not-a-real-token") {
 		t.Errorf("unreachable: exit %d, stderr %q; want exit 2 and one line naming the address, no token", code, stderr)
 	}
