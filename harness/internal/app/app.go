@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/rundir"
 	"informer-lab/record"
@@ -23,7 +24,7 @@ import (
 // Exit codes: compare's 0 (verdict holds) and 1 (it does not), 2 for bad input, 3 when the
 // run itself failed (a process died, a server did not come up, Ctrl-C).
 const (
-	exitUsage = 2
+	exitUsage = cli.ExitUsage
 	exitRun   = 3
 )
 
@@ -37,24 +38,17 @@ type options struct {
 	interval, syncTimeout, stopGrace, watchTimeout, syncWait             time.Duration
 }
 
-// usageError marks bad input: exit code 2.
-type usageError struct{ error }
-
 // Run is the harness's main; it returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
-		return exitUsage
+	if code, ok := cli.Parsed(err, stderr); !ok {
+		return code
 	}
 	runDir, code, err := run(ctx, o, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
-		if errors.As(err, new(usageError)) {
-			code = exitUsage
+		if cli.IsUsage(err) {
+			code = cli.ExitUsage
 		}
 	}
 	if runDir != "" {

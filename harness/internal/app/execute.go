@@ -14,6 +14,7 @@ import (
 
 	"informer-lab/compare/analysis"
 	"informer-lab/compare/report"
+	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/proxy"
 	"informer-lab/lab/crd"
@@ -136,17 +137,17 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 		s.Kind = record.KindTypedConfigMaps
 	}
 	if !record.IsKind(s.Kind) {
-		return nil, usageError{fmt.Errorf("unknown informer kind %q: the kinds are %s", s.Kind, strings.Join(record.Kinds, ", "))}
+		return nil, cli.Usage(fmt.Errorf("unknown informer kind %q: the kinds are %s", s.Kind, strings.Join(record.Kinds, ", ")))
 	}
 	if g := record.KindServerGates(s.Kind); g != "" {
 		s.ServerGates = strings.Trim(s.ServerGates+","+g, ",")
 	}
 	sc, err := lookup(s.Scenario)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cli.Usage(err)
 	}
 	if err := onCluster(s); err != nil {
-		return nil, usageError{err}
+		return nil, cli.Usage(err)
 	}
 	e := &env{Spec: s, sc: sc}
 	defer func() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"informer-lab/envtestbin"
+	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/cluster"
 	"informer-lab/lab/controlplane"
 	"informer-lab/record"
@@ -36,7 +37,7 @@ func server(ctx context.Context, o Spec, tmp string, out *record.Writer, say fun
 	// takes minutes to build, so it must be provisioned first.
 	if o.ServerVersion != "" && o.ServerVersion != envtestbin.DefaultVersion {
 		if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: o.ServerVersion, NoBuild: true}); err != nil {
-			return nil, usageError{fmt.Errorf("kube-apiserver %s is not provisioned: run `make envtest K8S_VERSION=%s` first (%v)", o.ServerVersion, o.ServerVersion, err)}
+			return nil, cli.Usage(fmt.Errorf("kube-apiserver %s is not provisioned: run `make envtest K8S_VERSION=%s` first (%v)", o.ServerVersion, o.ServerVersion, err))
 		}
 	}
 	start := time.Now()
@@ -67,13 +68,13 @@ func server(ctx context.Context, o Spec, tmp string, out *record.Writer, say fun
 func attach(ctx context.Context, o Spec, out *record.Writer, say func(string, ...any)) (*target, error) {
 	cl, err := cluster.Open(ctx, o.Kubeconfig, o.Context)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cli.Usage(err)
 	}
 	ns, owned := o.Namespace, o.Namespace == ""
 	if owned {
 		ns = cluster.NewNamespace()
 		if err := cl.Check(ctx, cluster.Needs(ns)); err != nil {
-			return nil, usageError{err}
+			return nil, cli.Usage(err)
 		}
 		if err := cl.CreateNamespace(ctx, ns); err != nil {
 			return nil, err

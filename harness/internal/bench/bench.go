@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"informer-lab/envtestbin"
+	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/rundir"
 	"informer-lab/harness/internal/servers"
 	"informer-lab/record"
@@ -87,20 +88,11 @@ type options struct {
 	overhead, docs, quick, fresh  bool
 }
 
-// usageError is an error in what the user asked for (exit 2), found after the flags parsed.
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
-
 // Run is make bench's main; it returns the exit code: 0, 1 when the run failed, 2 for bad flags.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
-		return 2
+	if code, ok := cli.Parsed(err, stderr); !ok {
+		return code
 	}
 	var runDir string
 	if o.from != "" {
@@ -113,7 +105,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", err)
-		if errors.Is(err, servers.ErrUsage) || errors.As(err, new(usageError)) {
+		if errors.Is(err, servers.ErrUsage) || cli.IsUsage(err) {
 			return 2 // the user's input: a server version that does not exist, a -from that is no run
 		}
 		return 1

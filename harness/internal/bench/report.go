@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"informer-lab/harness/internal/cli"
 )
 
 // overheadMode is the mode of the overhead point (wire logging on and off).
@@ -310,15 +312,15 @@ func processNote(fresh bool) string {
 func rerender(o options, stdout, stderr io.Writer) (string, error) {
 	b, err := os.ReadFile(filepath.Join(o.from, "results.json"))
 	if err != nil {
-		return "", usageError{fmt.Errorf("-from: %w", err)}
+		return "", cli.Usage(fmt.Errorf("-from: %w", err))
 	}
 	var rep Report
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return "", usageError{fmt.Errorf("-from %s: results.json: %w", o.from, err)}
+		return "", cli.Usage(fmt.Errorf("-from %s: results.json: %w", o.from, err))
 	}
 	rep.upgrade()
 	if len(rep.Servers) == 0 {
-		return "", usageError{fmt.Errorf("-from %s: results.json names no server: not a make bench run", o.from)}
+		return "", cli.Usage(fmt.Errorf("-from %s: results.json names no server: not a make bench run", o.from))
 	}
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[bench] "+format+"\n", a...) }
 	return o.from, writeReport(&rep, o, o.from, stdout, say)

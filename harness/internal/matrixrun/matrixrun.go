@@ -18,6 +18,7 @@ import (
 	"informer-lab/compare/matrix"
 	"informer-lab/envtestbin"
 	"informer-lab/harness/internal/app"
+	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/cluster"
 	"informer-lab/harness/internal/rundir"
 	"informer-lab/harness/internal/servers"
@@ -55,7 +56,7 @@ var gates = []string{"off", "on"}
 
 const (
 	exitFindings = 1 // the grid was made, and a cell lost data or a run failed
-	exitUsage    = 2
+	exitUsage    = cli.ExitUsage
 	exitRun      = 3
 )
 
@@ -72,12 +73,8 @@ type options struct {
 // Run is make matrix; it returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
-		return exitUsage
+	if code, ok := cli.Parsed(err, stderr); !ok {
+		return code
 	}
 	code, err := run(ctx, o, stdout, stderr)
 	if err != nil {

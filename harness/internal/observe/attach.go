@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/cluster"
 )
 
@@ -14,11 +15,11 @@ import (
 func attach(ctx context.Context, o options, t *target, say func(string, ...any)) error {
 	c, err := cluster.Open(ctx, o.kubeconfig, o.context)
 	if err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	ns := cluster.NewNamespace()
 	if err := c.Check(ctx, cluster.Needs(ns)); err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	if err := c.CreateNamespace(ctx, ns); err != nil {
 		return err

@@ -19,15 +19,13 @@ import (
 	"informer-lab/compare/observed"
 	"informer-lab/compare/report"
 	"informer-lab/envtestbin"
+	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/proxy"
 	"informer-lab/harness/internal/rundir"
 )
 
-// Exit codes, as make compare's: 2 for bad input, 3 when the run itself failed.
-const (
-	exitUsage = 2
-	exitRun   = 3
-)
+// exitRun is the exit code of a run that failed (as make compare's); bad input is cli.ExitUsage.
+const exitRun = 3
 
 // LogFile is the proxy's record of every client's traffic, in the run directory.
 const LogFile = "observed.jsonl"
@@ -44,18 +42,11 @@ type options struct {
 	cmd                           []string
 }
 
-// usageError marks bad input: exit code 2.
-type usageError struct{ error }
-
 // Run is make observe's main; it returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
-		return exitUsage
+	if code, ok := cli.Parsed(err, stderr); !ok {
+		return code
 	}
 	dir, err := run(ctx, o, stdout, stderr)
 	if dir != "" {
@@ -63,8 +54,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "error:", oneLine(err))
-		if errors.As(err, new(usageError)) {
-			return exitUsage
+		if cli.IsUsage(err) {
+			return cli.ExitUsage
 		}
 		return exitRun
 	}
@@ -127,7 +118,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (dir string, 
 	kubectl := o.cmd[0] == "kubectl"
 	if !kubectl {
 		if _, err := lookPath(o.cmd[0], workDir); err != nil {
-			return "", usageError{err}
+			return "", cli.Usage(err)
 		}
 	}
 
@@ -182,7 +173,7 @@ func observe(ctx context.Context, o options, t *target, argv []string, workDir, 
 	defer w.close()
 	c, err := startCommand(argv, kubeconfig, workDir, dir, stderr)
 	if err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	defer c.stop(o.stopGrace, say)
 	say("running %s for up to %s", strings.Join(o.cmd, " "), o.duration)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"informer-lab/compare/observed"
+	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/standin"
 	"informer-lab/lab/controlplane"
@@ -183,7 +184,7 @@ func TestObserveBadInput(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			code, stdout, stderr, _ := observeRun(t, tt.args...)
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
-			if code != exitUsage || len(lines) != 1 || !strings.Contains(stderr, tt.want) || stdout != "" {
+			if code != cli.ExitUsage || len(lines) != 1 || !strings.Contains(stderr, tt.want) || stdout != "" {
 				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", code, stderr, tt.want)
 			}
 		})
@@ -228,12 +229,12 @@ func TestObserveOnACluster(t *testing.T) {
 
 	code, stdout, stderr, _ := observeRun(t, "-kubeconfig", kc, "-context", standin.NoWatch, "--", "kubectl", "get", "configmaps", "-w")
 	refusal := regexp.MustCompile(`^error: user restricted-no-watch may not watch configmaps in namespace informer-lab-[a-z0-9]{5} \(SelfSubjectAccessReview\): ask for it or use another --context\n$`)
-	if code != exitUsage || !refusal.MatchString(stderr) || stdout != "" || len(standin.Namespaces(t, admin)) != len(made) {
+	if code != cli.ExitUsage || !refusal.MatchString(stderr) || stdout != "" || len(standin.Namespaces(t, admin)) != len(made) {
 		t.Errorf("without watch: exit %d, stderr %q, namespaces %v; want exit 2, only the line %s, nothing created", code, stderr, standin.Namespaces(t, admin), refusal)
 	}
 
 	code, _, stderr, _ = observeRun(t, "-kubeconfig", writeFile(t, nowhere), "--", "true")
-	if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "does not answer at https://127.0.0.1:1") || strings.Contains(stderr, "not-a-real-token") {
+	if code != cli.ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "does not answer at https://127.0.0.1:1") || strings.Contains(stderr, "not-a-real-token") {
 		t.Errorf("unreachable: exit %d, stderr %q; want exit 2 and one line naming the address, no token", code, stderr)
 	}
 }
