@@ -91,7 +91,7 @@ func (r *Report) Verdict() Verdict { return r.verdict(true) }
 // when they would make the others too wide to show whole. compare.txt's full table and
 // report.html keep every fact.
 func (r *Report) TerminalVerdict(width int) Verdict {
-	if v := r.verdict(true); total(v.natural()) <= width {
+	if v := r.verdict(true); v.Width() <= width {
 		return v
 	}
 	return r.verdict(false)
@@ -533,6 +533,9 @@ func (v Verdict) fit(width int) []int {
 	}
 	return widths
 }
+
+// Width is how wide v's lines (Lines) are with no cell cut.
+func (v Verdict) Width() int { return total(v.natural()) }
 
 // natural is each column's width with nothing cut: its widest cell or title line.
 func (v Verdict) natural() []int {

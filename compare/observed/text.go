@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"informer-lab/compare/analysis"
 	"informer-lab/record"
@@ -133,7 +132,7 @@ func (r *Report) Table() analysis.Verdict { return r.table(false) }
 // the re-establishments are counted and the content types are the responses' only, each in
 // full in its footnote, so that the handshake, which no footnote repeats, is not cut.
 func (r *Report) TerminalTable(width int) analysis.Verdict {
-	if v := r.table(false); naturalWidth(v) <= width {
+	if v := r.table(false); v.Width() <= width {
 		return v
 	}
 	return r.table(true)
@@ -176,23 +175,6 @@ func (r *Report) table(compact bool) analysis.Verdict {
 		}
 	}
 	return v
-}
-
-// naturalWidth is how wide v's lines are with no cell cut: analysis.Verdict.Lines's columns,
-// each as wide as its widest cell or title line, two blanks apart.
-func naturalWidth(v analysis.Verdict) int {
-	total := 2 * (len(v.Columns) - 1)
-	for i, t := range v.Columns {
-		w := 0
-		for _, line := range strings.Split(t, "\n") {
-			w = max(w, utf8.RuneCountInString(line))
-		}
-		for _, row := range v.Rows {
-			w = max(w, utf8.RuneCountInString(row[i].String()))
-		}
-		total += w
-	}
-	return total
 }
 
 func syncCell(res *Resource) (string, []string) {

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -65,7 +66,7 @@ func TestGzipListFromServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := dataOf(list.Items); !equalMaps(got, created) {
+	if got := dataOf(list.Items); !maps.Equal(got, created) {
 		t.Errorf("the client read %d ConfigMaps, not the %d created (or not their data)", len(got), len(created))
 	}
 	exact := metav1.ListOptions{ResourceVersion: list.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact}
@@ -109,7 +110,7 @@ func TestGzipListFromServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := dataOf(list.Items); !equalMaps(got, created) {
+		if got := dataOf(list.Items); !maps.Equal(got, created) {
 			t.Errorf("the client read %d ConfigMaps, not the %d created (or not their data)", len(got), len(created))
 		}
 		h, l := w.listRecords(t, len(created))
@@ -656,18 +657,6 @@ func dataOf(items []corev1.ConfigMap) map[string]string {
 		m[cm.Name] = cm.Data["random"]
 	}
 	return m
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // captureWatchList reads a streaming list with Accept-Encoding: gzip set by itself, so that

@@ -320,9 +320,12 @@ func (l *listTap) decode() {
 		}
 		return nil
 	}
+	// A server-side table (meta.k8s.io Table) is what kubectl get asks for (Accept:
+	// application/json;as=Table;v=v1;g=meta.k8s.io): a LIST's objects as rows, and each watch
+	// event's object as a table of one row (eventRecord).
+	table, isTable := obj.(*metav1.Table)
 	switch {
-	case isTable(obj):
-		table := obj.(*metav1.Table)
+	case isTable:
 		rec.RV = table.ResourceVersion
 		for _, o := range tableObjects(table) {
 			item(o)
@@ -336,14 +339,6 @@ func (l *listTap) decode() {
 		meta.EachListItem(obj, item)
 	}
 	l.t.out.Write(rec)
-}
-
-// isTable reports a server-side table (meta.k8s.io Table): what kubectl get asks for
-// (Accept: application/json;as=Table;v=v1;g=meta.k8s.io), a LIST's objects as rows and each
-// watch event's object as a table of one row.
-func isTable(obj runtime.Object) bool {
-	_, ok := obj.(*metav1.Table)
-	return ok
 }
 
 // tableObjects decodes the object of each row of a table: a PartialObjectMetadata unless the

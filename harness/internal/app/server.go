@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"informer-lab/envtestbin"
@@ -41,7 +40,7 @@ func server(ctx context.Context, o Spec, tmp string, out *record.Writer, say fun
 		}
 	}
 	start := time.Now()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.ServerVersion, FeatureGates: o.ServerGates, Progress: stderrWriter{say}})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.ServerVersion, FeatureGates: o.ServerGates, Progress: cli.Lines(say)})
 	if err != nil {
 		return nil, err
 	}
@@ -104,13 +103,4 @@ func attach(ctx context.Context, o Spec, out *record.Writer, say func(string, ..
 		cl = nil
 	}
 	return &target{cfg: cl.Config, kubeconfig: o.Kubeconfig, namespace: ns, version: cl.Version, labels: cluster.RunLabels(ns), stop: stop}, nil
-}
-
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
-
-type stderrWriter struct{ say func(string, ...any) }
-
-func (w stderrWriter) Write(p []byte) (int, error) {
-	w.say("%s", strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // ExitUsage is the exit code of bad input: a flag, a value, a file or a command that is not
@@ -41,4 +42,19 @@ func Parsed(err error, stderr io.Writer) (code int, ok bool) {
 	}
 	fmt.Fprintln(stderr, "error:", err)
 	return ExitUsage, false
+}
+
+// OneLine is an error's text on one line, as the commands print it: wrapped errors from
+// client-go and exec carry newlines.
+func OneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+// Lines is an io.Writer that says each line written to it through say: a build's or envtest's
+// progress, in a command's own prefixed lines.
+type Lines func(format string, a ...any)
+
+func (say Lines) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		say("%s", l)
+	}
+	return len(p), nil
 }

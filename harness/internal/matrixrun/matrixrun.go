@@ -434,7 +434,7 @@ func runOne(ctx context.Context, o options, res *matrix.Result, parent, sc, kind
 	rep, err := app.Execute(ctx, spec)
 	if err != nil {
 		for _, c := range cells {
-			res.Cells = append(res.Cells, matrix.Cell{Scenario: sc, Server: col.Name, Client: c.Name, Kind: kind, Verdict: "run failed", Failed: oneLine(err), Run: filepath.ToSlash(rel)})
+			res.Cells = append(res.Cells, matrix.Cell{Scenario: sc, Server: col.Name, Client: c.Name, Kind: kind, Verdict: "run failed", Failed: cli.OneLine(err), Run: filepath.ToSlash(rel)})
 		}
 		return err
 	}
@@ -520,8 +520,6 @@ func orderClients(res *matrix.Result, cells []app.Cell) {
 	}
 	res.Clients = rows
 }
-
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
 // module is the lab module of a cell name: client-v031-on -> client-v031.
 func module(cell string) string { return cell[:strings.LastIndex(cell, "-")] }

@@ -23,19 +23,16 @@ type command struct {
 	once sync.Once
 }
 
-// startCommand runs argv in workDir with KUBECONFIG set to kubeconfig (and KubeconfigArg in
-// its arguments replaced by it). Its output goes to cmd.stdout and cmd.stderr in the run
+// startCommand runs argv (argv[0] the executable's path) in workDir with KUBECONFIG set to
+// kubeconfig (and KubeconfigArg in its arguments replaced by it). Its output goes to cmd.stdout and cmd.stderr in the run
 // directory and, line by line, to the terminal.
 func startCommand(argv []string, kubeconfig, workDir, dir string, term io.Writer) (*command, error) {
-	args := make([]string, len(argv))
-	for i, a := range argv {
+	args := make([]string, len(argv)-1)
+	for i, a := range argv[1:] {
 		args[i] = strings.ReplaceAll(a, KubeconfigArg, kubeconfig)
 	}
-	path, err := lookPath(args[0], workDir)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(path, args[1:]...)
+	path := argv[0]
+	cmd := exec.Command(path, args...)
 	cmd.Dir = workDir
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	var copies sync.WaitGroup

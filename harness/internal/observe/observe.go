@@ -53,7 +53,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run directory: %s\n", dir)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "error:", oneLine(err))
+		fmt.Fprintln(stderr, "error:", cli.OneLine(err))
 		if cli.IsUsage(err) {
 			return cli.ExitUsage
 		}
@@ -114,10 +114,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (dir string, 
 			return "", err
 		}
 	}
-	// The command is checked before anything starts: a typo costs nothing.
-	kubectl := o.cmd[0] == "kubectl"
+	// The command is found before anything starts: a typo costs nothing.
+	argv := append([]string(nil), o.cmd...)
+	kubectl := argv[0] == "kubectl"
 	if !kubectl {
-		if _, err := lookPath(o.cmd[0], workDir); err != nil {
+		if argv[0], err = lookPath(argv[0], workDir); err != nil {
 			return "", cli.Usage(err)
 		}
 	}
@@ -127,10 +128,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (dir string, 
 		return "", err
 	}
 	defer t.stop()
-	argv := append([]string(nil), o.cmd...)
 	if kubectl {
 		// kubectl of the server's version, built like kube-apiserver from k8s.io/kubernetes.
-		path, err := envtestbin.Kubectl(ctx, envtestbin.Options{Version: t.kubectlVersion, Progress: prefixed{say}})
+		path, err := envtestbin.Kubectl(ctx, envtestbin.Options{Version: t.kubectlVersion, Progress: cli.Lines(say)})
 		if err != nil {
 			return "", fmt.Errorf("kubectl %s: %w", t.kubectlVersion, err)
 		}
@@ -241,16 +241,4 @@ func lookPath(name, workDir string) (string, error) {
 		return "", fmt.Errorf("command %q not found in PATH: install it or give its path", name)
 	}
 	return p, nil
-}
-
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
-
-// prefixed writes each line as a say line: the build's progress.
-type prefixed struct{ say func(string, ...any) }
-
-func (p prefixed) Write(b []byte) (int, error) {
-	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		p.say("%s", l)
-	}
-	return len(b), nil
 }

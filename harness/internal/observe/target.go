@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/proxy"
 	"informer-lab/lab/controlplane"
 
@@ -47,7 +49,7 @@ func connect(ctx context.Context, o options, say func(string, ...any)) (_ *targe
 	if o.kubeconfig != "" {
 		return t, attach(ctx, o, t, say)
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, FeatureGates: o.serverGates, Progress: prefixed{say}})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, FeatureGates: o.serverGates, Progress: cli.Lines(say)})
 	if err != nil {
 		return nil, err
 	}
@@ -74,11 +76,11 @@ func proxyKubeconfig(px *proxy.Proxy, namespace, dir string) (string, error) {
 	for _, c := range cfg.Contexts {
 		c.Namespace = namespace
 	}
-	path := dir + "/kubeconfig"
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	path := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil { // owner-only, as clientcmd writes it
 		return "", fmt.Errorf("write the proxy's kubeconfig: %w", err)
 	}
-	return path, os.Chmod(path, 0o600)
+	return path, nil
 }
 
 // kubectlVersion is the X.Y.Z of a server's GitVersion ("v1.33.5-eks-1a2b" gives 1.33.5).

@@ -80,13 +80,14 @@ func (w *writer) play(n int, interval time.Duration, started func() bool, say fu
 			case <-time.After(interval):
 			}
 			rv, err := w.target.Apply(w.ctx, w.t.namespace, s)
+			if err != nil && w.ctx.Err() != nil {
+				return // stopped mid-write
+			}
+			w.out.Write(mutator.Record(w.t.namespace, s, rv, err))
 			if err != nil {
-				if w.ctx.Err() == nil {
-					say("write %s %s: %v", s.Op, s.Name, err)
-				}
+				say("write %s %s: %v", s.Op, s.Name, err)
 				return
 			}
-			w.out.Write(record.Record{Kind: record.Mutator, Tag: record.TagWriter, Event: string(s.Op), Namespace: w.t.namespace, Name: s.Name, RV: rv, Tick: s.Tick})
 		}
 	}()
 	return done

@@ -300,17 +300,7 @@ func checkClientRecords(t *testing.T, c Client, recs []labrecord.Record) {
 // the proxy's of that client.
 func compareViews(t *testing.T, tag string, lab, proxied []labrecord.Record) {
 	t.Helper()
-	var want, got []string
-	for _, r := range lab {
-		if l := viewLine(r); l != "" {
-			want = append(want, l)
-		}
-	}
-	for _, r := range proxied {
-		if l := viewLine(r); l != "" {
-			got = append(got, l)
-		}
-	}
+	want, got := viewLines(lab), viewLines(proxied)
 	if len(want) == 0 {
 		t.Fatalf("%s: the lab recorded nothing", tag)
 	}
@@ -325,6 +315,17 @@ func compareViews(t *testing.T, tag string, lab, proxied []labrecord.Record) {
 		}
 	}
 	t.Logf("%s: %d records alike, the first %s; sizes %q", tag, len(got), got[0], sized)
+}
+
+// viewLines are the lines (viewLine) of those of recs that have one.
+func viewLines(recs []labrecord.Record) []string {
+	var lines []string
+	for _, r := range recs {
+		if l := viewLine(r); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }
 
 // viewLine renders what both views must agree on: the request (method, path, query, status,

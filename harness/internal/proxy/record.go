@@ -52,8 +52,7 @@ type clientKey struct{ addr, userAgent string }
 
 type observed struct {
 	Client
-	out   *labrecord.Writer
-	wires map[string]http.RoundTripper // by resource tag: wire transports around upstream
+	out *labrecord.Writer
 }
 
 // NewRecorder returns a Recorder writing to out. It belongs to one proxy (Options.Record):
@@ -74,20 +73,14 @@ func (r *Recorder) Clients() []Client {
 	return out
 }
 
-// wireFor returns the transport that records req: the wire of req's client for the resource
-// its path names, made around upstream on first use. A client's first request writes its SETUP
-// record, before any record of that request.
+// wireFor returns the transport that records req: the wire around upstream, writing to req's
+// client's records under the resource its path names. A client's first request writes its
+// SETUP record, before any record of that request.
 func (r *Recorder) wireFor(req *http.Request, upstream http.RoundTripper) http.RoundTripper {
-	tag := labrecord.ResourceOf(req.URL.Path)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	c := r.clientOf(req)
-	rt, ok := c.wires[tag]
-	if !ok {
-		rt = wire.Wrap(tag, c.out)(upstream)
-		c.wires[tag] = rt
-	}
-	return rt
+	r.mu.Unlock()
+	return wire.Wrap(labrecord.ResourceOf(req.URL.Path), c.out)(upstream)
 }
 
 // clientOf finds or adds req's client; r.mu is held.
@@ -104,7 +97,6 @@ func (r *Recorder) clientOf(req *http.Request) *observed {
 	}
 	c := &observed{
 		Client: Client{Name: r.uniqueName(productName(ua)), UserAgent: ua, Conn: conn, Addr: req.RemoteAddr, First: time.Now()},
-		wires:  map[string]http.RoundTripper{},
 	}
 	c.out = labrecord.NewWriter(c.Name, recorderOut{r}, nil)
 	c.out.Write(labrecord.Record{Time: c.First, Kind: labrecord.Setup, Step: labrecord.StepClient, Value: ua,
