@@ -4,6 +4,7 @@ go 1.23
 
 require (
 	github.com/go-logr/logr v1.4.2
+	golang.org/x/sys v0.21.0
 	informer-lab/envtestbin v0.0.0
 	informer-lab/record v0.0.0
 	k8s.io/api v0.31.14
@@ -41,7 +42,6 @@ require (
 	golang.org/x/exp v0.0.0-20230515195305-f3d0a9c9a5cc // indirect
 	golang.org/x/net v0.26.0 // indirect
 	golang.org/x/oauth2 v0.21.0 // indirect
-	golang.org/x/sys v0.21.0 // indirect
 	golang.org/x/term v0.21.0 // indirect
 	golang.org/x/text v0.16.0 // indirect
 	golang.org/x/time v0.3.0 // indirect

@@ -421,7 +421,8 @@ func reportHealth(ctx context.Context, every time.Duration, out *record.Writer) 
 // health reads this process's resident memory, goroutines and open file descriptors.
 func health() *record.Health {
 	h := &record.Health{Goroutines: runtime.NumGoroutine()}
-	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+	// /dev/fd lists this process's open descriptors on Linux (a link to /proc/self/fd) and macOS.
+	if fds, err := os.ReadDir("/dev/fd"); err == nil {
 		h.FDs = len(fds)
 	}
 	if m, err := procs.ReadMem(os.Getpid()); err == nil {

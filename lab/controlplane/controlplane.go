@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"informer-lab/envtestbin"
+	"informer-lab/lab/process"
+	"informer-lab/lab/procs"
 	"informer-lab/lab/reaper"
 
 	"github.com/go-logr/logr"
@@ -43,8 +40,8 @@ type ControlPlane struct {
 	ServerVersion string       // what the apiserver's /version reports
 	Assets        string       // where the binaries came from
 	env           *envtest.Environment
-	restarted     *exec.Cmd // a kube-apiserver started again after KillAPIServer; ours to stop
-	restartArgs   []string  // the killed kube-apiserver's command line
+	restarted     *process.Process // a kube-apiserver started again after KillAPIServer; ours to stop
+	restartArgs   []string         // the killed kube-apiserver's command line
 }
 
 // Start provisions the binaries if needed (building them the first time), boots etcd and
@@ -164,50 +161,13 @@ func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, ns string) er
 	return nil
 }
 
-// APIServerPID returns the process id of this control plane's kube-apiserver, found in /proc
-// by its binary and its --secure-port (envtest keeps its process handle private). A benchmark
-// reads the apiserver's memory from /proc/<pid>/status with it.
+// APIServerPID returns the process id of this control plane's kube-apiserver, found by its
+// binary and its --secure-port (envtest keeps its process handle private). A benchmark reads
+// the apiserver's memory with it.
 func (cp *ControlPlane) APIServerPID() (int, error) {
 	if cp == nil || cp.env == nil {
 		return 0, fmt.Errorf("control plane not running")
 	}
 	api := cp.env.ControlPlane.APIServer
-	return FindPID("/proc", api.Path, "--secure-port="+api.SecureServing.Port)
-}
-
-// FindPID returns the one process under procDir (normally /proc) whose command line starts
-// with bin and holds the argument arg.
-func FindPID(procDir, bin, arg string) (int, error) {
-	entries, err := os.ReadDir(procDir)
-	if err != nil {
-		return 0, fmt.Errorf("list processes: %w", err)
-	}
-	var found []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(procDir, e.Name(), "cmdline"))
-		if err != nil {
-			continue // gone, or not ours to read
-		}
-		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if len(args) < 2 || args[0] != bin {
-			continue
-		}
-		for _, a := range args[1:] {
-			if a == arg {
-				found = append(found, pid)
-				break
-			}
-		}
-	}
-	switch len(found) {
-	case 0:
-		return 0, fmt.Errorf("no process %s with %s under %s", bin, arg, procDir)
-	case 1:
-		return found[0], nil
-	}
-	return 0, fmt.Errorf("%d processes %s with %s under %s: %v", len(found), bin, arg, procDir, found)
+	return procs.FindOne(api.Path, "--secure-port="+api.SecureServing.Port)
 }

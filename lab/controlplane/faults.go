@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"informer-lab/lab/process"
 	"informer-lab/lab/procs"
-	"informer-lab/lab/reaper"
 
 	"k8s.io/client-go/kubernetes"
 )
@@ -22,7 +22,7 @@ func (cp *ControlPlane) EtcdPID() (int, error) {
 		return 0, fmt.Errorf("control plane not running")
 	}
 	etcd := cp.env.ControlPlane.Etcd
-	return FindPID("/proc", etcd.Path, "--listen-client-urls="+etcd.URL.String())
+	return procs.FindOne(etcd.Path, "--listen-client-urls="+etcd.URL.String())
 }
 
 // KillAPIServer kills kube-apiserver with SIGKILL, the way a crash or an OOM kill ends it,
@@ -42,7 +42,7 @@ func (cp *ControlPlane) KillAPIServer() error {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kill kube-apiserver (pid %d): %w", pid, err)
 	}
-	if cp.restarted != nil && cp.restarted.Process.Pid == pid {
+	if cp.restarted != nil && cp.restarted.PID() == pid {
 		cp.restarted = nil // its Wait goroutine reaps it
 	}
 	for deadline := time.Now().Add(10 * time.Second); procs.Alive(pid); {
@@ -77,18 +77,12 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 			return fmt.Errorf("kube-apiserver's port still busy 30s after it was killed: %w", err)
 		}
 	}
-	cmd := exec.Command(cp.restartArgs[0], cp.restartArgs[1:]...)
-	// Dies with this process, whatever ends it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("restart kube-apiserver: %w", err)
-	}
-	cp.restarted = cmd
-	if err := reaper.Watch(cmd.Process.Pid, "kube-apiserver (restarted)"); err != nil {
+	p, err := process.Start(exec.Command(cp.restartArgs[0], cp.restartArgs[1:]...),
+		process.Options{What: "kube-apiserver (restarted)", StopSignal: syscall.SIGTERM})
+	if err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	cp.restarted = p
 	cs, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
 		return err
@@ -98,8 +92,9 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 	deadline := time.After(60 * time.Second)
 	for {
 		select {
-		case err := <-exited:
+		case <-p.Done():
 			cp.restarted = nil
+			_, err := p.Exited()
 			return fmt.Errorf("restarted kube-apiserver exited: %v", err)
 		case <-ctx.Done():
 			return ctx.Err()
@@ -141,7 +136,7 @@ func (cp *ControlPlane) APIServerAlive() bool {
 
 func (cp *ControlPlane) apiserverPID() (int, error) {
 	if cp.restarted != nil {
-		return cp.restarted.Process.Pid, nil
+		return cp.restarted.PID(), nil
 	}
 	return cp.APIServerPID()
 }
@@ -151,13 +146,7 @@ func (cp *ControlPlane) stopRestarted() {
 	if cp.restarted == nil {
 		return
 	}
-	p := cp.restarted.Process
+	p := cp.restarted
 	cp.restarted = nil
-	p.Signal(syscall.SIGTERM)
-	for deadline := time.Now().Add(10 * time.Second); procs.Alive(p.Pid); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			p.Kill()
-			break
-		}
-	}
+	p.Stop(10 * time.Second)
 }

@@ -5,7 +5,6 @@
 package labtest
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -21,9 +20,11 @@ import (
 
 	"informer-lab/envtestbin"
 	"informer-lab/lab/controlplane"
+	"informer-lab/lab/gobuild"
 	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/pin"
+	"informer-lab/lab/process"
 	"informer-lab/lab/procs"
 	"informer-lab/lab/reaper"
 	"informer-lab/record"
@@ -62,11 +63,13 @@ func Suite(t *testing.T) {
 
 func build(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lab")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := gobuild.Cached(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -372,9 +375,8 @@ func writeKubeconfig(t *testing.T, cp *controlplane.ControlPlane) (string, []str
 
 // labProcess is a running lab whose JSON records are read as they come.
 type labProcess struct {
-	cmd    *exec.Cmd
-	recs   chan record.Record
-	done   chan struct{}
+	*process.Process
+	recs   chan record.Record // closed once the lab exited
 	all    []record.Record
 	stdout strings.Builder
 	stderr *strings.Builder
@@ -383,29 +385,25 @@ type labProcess struct {
 func startLab(t *testing.T, bin string, args ...string) *labProcess {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	p := &labProcess{cmd: cmd, recs: make(chan record.Record, 1024), done: make(chan struct{}), stderr: &strings.Builder{}}
+	p := &labProcess{recs: make(chan record.Record, 1024), stderr: &strings.Builder{}}
 	cmd.Stderr = p.stderr
-	out, err := cmd.StdoutPipe()
+	proc, err := process.Start(cmd, process.Options{What: "lab " + filepath.Base(bin), Stdout: func(line []byte) {
+		p.stdout.Write(line)
+		r, err := record.Parse(line)
+		if err != nil {
+			t.Errorf("lab wrote a line that is not a record: %v: %q", err, line)
+			return
+		}
+		p.recs <- r
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
+	p.Process = proc
+	t.Cleanup(func() { proc.Signal(syscall.SIGKILL) })
 	go func() {
-		defer close(p.recs)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			p.stdout.WriteString(sc.Text() + "\n")
-			r, err := record.Parse(sc.Bytes())
-			if err != nil {
-				t.Errorf("lab wrote a line that is not a record: %v: %q", err, sc.Text())
-				continue
-			}
-			p.recs <- r
-		}
+		<-proc.Done()
+		close(p.recs)
 	}()
 	return p
 }
@@ -429,7 +427,7 @@ func (p *labProcess) waitFor(t *testing.T, what string, cond func([]record.Recor
 // stop sends SIGINT (Ctrl-C) and waits for a clean exit.
 func (p *labProcess) stop(t *testing.T) ([]record.Record, string, string) {
 	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGINT)
+	p.Signal(syscall.SIGINT)
 	return p.wait(t, 30*time.Second)
 }
 
@@ -443,7 +441,7 @@ func (p *labProcess) wait(t *testing.T, timeout time.Duration) ([]record.Record,
 				p.all = append(p.all, r)
 				continue
 			}
-			if err := p.cmd.Wait(); err != nil {
+			if _, err := p.Exited(); err != nil {
 				t.Fatalf("lab exited with %v, want exit 0\nstderr:\n%s", err, p.stderr)
 			}
 			return p.all, p.stdout.String(), p.stderr.String()

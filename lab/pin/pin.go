@@ -8,10 +8,11 @@ package pin
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"informer-lab/lab/gobuild"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -126,24 +127,6 @@ func mainDir() string {
 	}
 }
 
-// build compiles the module in dir outside the workspace into the user's cache directory,
-// where the next run reuses it (Go's build cache makes the rebuild quick).
-func build(dir string) (string, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	binDir := filepath.Join(cache, "informer-lab", "bin")
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(binDir, filepath.Base(dir))
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", err
-	}
-	return bin, nil
-}
+// build compiles the module in dir outside the workspace into the project's cache of lab
+// binaries (lab/gobuild), where the next run reuses it.
+func build(dir string) (string, error) { return gobuild.Cached(context.Background(), dir) }

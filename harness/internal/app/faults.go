@@ -127,9 +127,9 @@ func (e *env) inject(fault string) error {
 			return errors.New("etcd was killed but the monitor did not notice within 5s")
 		}
 	case "crash-lab":
-		return syscall.Kill(e.procs[0].PID(), syscall.SIGKILL)
+		return e.procs[0].Signal(syscall.SIGKILL)
 	case "hang-lab":
-		return syscall.Kill(e.procs[0].PID(), syscall.SIGSTOP)
+		return e.procs[0].Signal(syscall.SIGSTOP)
 	}
 	return nil
 }

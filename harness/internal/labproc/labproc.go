@@ -3,13 +3,9 @@
 package labproc
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
 	"debug/buildinfo"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,22 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	"informer-lab/lab/gobuild"
 	"informer-lab/lab/pin"
-	"informer-lab/lab/reaper"
+	"informer-lab/lab/process"
 	"informer-lab/record"
 )
-
-// GoBuild compiles the module in dir into bin with GOWORK=off, so the module's own go.mod
-// decides every version it links.
-func GoBuild(ctx context.Context, dir, bin string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build %s (GOWORK=off go build in %s): %w\n%s", filepath.Base(dir), dir, err, out)
-	}
-	return nil
-}
 
 // Build compiles the lab module in dir with GOWORK=off (so its own go.mod's build list holds),
 // and refuses a binary whose linked client-go is not the module's pin. The binary is kept
@@ -41,18 +26,8 @@ func GoBuild(ctx context.Context, dir, bin string) error {
 // only a module whose code changed, instead of seven binaries on every make compare.
 func Build(ctx context.Context, dir string) (bin, clientGo string, err error) {
 	name := filepath.Base(dir)
-	binDir, err := cacheDir(dir)
+	bin, err = gobuild.Cached(ctx, dir)
 	if err != nil {
-		return "", "", err
-	}
-	bin = filepath.Join(binDir, name)
-	// Test packages build the same labs at once: one build of a binary at a time.
-	unlock, err := lock(bin + ".lock")
-	if err != nil {
-		return "", "", err
-	}
-	defer unlock()
-	if err := GoBuild(ctx, dir, bin); err != nil {
 		return "", "", err
 	}
 	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
@@ -77,65 +52,10 @@ func Build(ctx context.Context, dir string) (bin, clientGo string, err error) {
 	return bin, linked, nil
 }
 
-// cacheDir is where the lab binaries of the checkout that holds module dir are kept.
-func cacheDir(dir string) (string, error) {
-	abs, err := filepath.Abs(filepath.Dir(dir))
-	if err != nil {
-		return "", err
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("where to keep the lab binaries: %w", err)
-	}
-	sum := sha256.Sum256([]byte(abs))
-	d := filepath.Join(cache, "informer-lab", "bin", hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		return "", fmt.Errorf("lab binaries: %w", err)
-	}
-	return d, nil
-}
-
-// lock holds an exclusive lock on path until unlock is called.
-func lock(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil // closing the file releases the lock
-}
-
-// Spawn starts cmd in a process group of its own, so that a Ctrl-C at the terminal reaches
-// only this process, which stops its children in order; and it is killed with this process if
-// this one dies first: by its parent-death signal and by the reaper too (the signal follows the
-// thread that started it, the reaper the process). With group, the reaper kills cmd's whole
-// process group: a command that starts children of its own (go run, a script).
-func Spawn(cmd *exec.Cmd, what string, group bool) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", what, err)
-	}
-	watch := reaper.Watch
-	if group {
-		watch = reaper.WatchGroup
-	}
-	if err := watch(cmd.Process.Pid, what); err != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-		return fmt.Errorf("start %s: %w", what, err)
-	}
-	return nil
-}
-
 // Proc is a running lab. Its records are copied line by line, as they come, to its log file.
 type Proc struct {
 	Name   string
-	cmd    *exec.Cmd
-	done   chan struct{} // closed when stdout reached EOF and the process was reaped
-	err    error
+	proc   *process.Process
 	mu     sync.Mutex
 	synced map[string]bool            // tag -> synced
 	seen   map[string]map[string]bool // tag -> record.EventKeys of the watch events seen
@@ -158,45 +78,27 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 		logFile.Close()
 		return nil, err
 	}
+	p := &Proc{Name: name, synced: map[string]bool{}, seen: map[string]map[string]bool{}, stderr: errPath,
+		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = errFile
-	stdout, err := cmd.StdoutPipe()
+	p.proc, err = process.Start(cmd, process.Options{What: "lab " + name, Stdout: func(line []byte) {
+		logFile.Write(line) // one write per line, unbuffered: a crash loses nothing written
+		if rec, perr := record.Parse(line); perr == nil {
+			p.note(rec)
+		}
+	}})
 	if err != nil {
 		logFile.Close()
 		errFile.Close()
 		return nil, err
 	}
-	if err := Spawn(cmd, "lab "+name, false); err != nil {
-		logFile.Close()
-		errFile.Close()
-		return nil, err
-	}
-	p := &Proc{Name: name, cmd: cmd, done: make(chan struct{}), synced: map[string]bool{}, seen: map[string]map[string]bool{}, stderr: errPath,
-		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}}
 	go func() {
-		defer close(p.done)
-		p.copy(stdout, logFile)
+		<-p.proc.Done()
 		logFile.Close()
-		p.err = cmd.Wait()
 		errFile.Close()
 	}()
 	return p, nil
-}
-
-func (p *Proc) copy(stdout io.Reader, log *os.File) {
-	br := bufio.NewReaderSize(stdout, 1<<20)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			log.Write(line) // one write per line, unbuffered: a crash loses nothing written
-			if rec, perr := record.Parse(line); perr == nil {
-				p.note(rec)
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 func (p *Proc) note(r record.Record) {
@@ -263,8 +165,11 @@ func (p *Proc) Setups() []record.Record {
 	return append([]record.Record(nil), p.setups...)
 }
 
-// PID returns the lab's process id, e.g. to read its memory from /proc/<pid>/status.
-func (p *Proc) PID() int { return p.cmd.Process.Pid }
+// PID returns the lab's process id, e.g. to read its memory.
+func (p *Proc) PID() int { return p.proc.PID() }
+
+// Signal sends the lab a signal of a fault (SIGKILL, SIGSTOP).
+func (p *Proc) Signal(sig syscall.Signal) error { return p.proc.Signal(sig) }
 
 // Missing returns how many of the events named by keys (record.WriteKey of each write) the
 // watchers of tags have not delivered.
@@ -284,34 +189,14 @@ func (p *Proc) Missing(keys []string, tags ...string) int {
 
 // Exited returns a description of how the lab ended, or "" while it runs.
 func (p *Proc) Exited() string {
-	select {
-	case <-p.done:
-		return fmt.Sprintf("%s exited (%v); last stderr lines:\n%s", p.Name, p.err, tail(p.stderr, 10))
-	default:
-		return ""
+	if exited, err := p.proc.Exited(); exited {
+		return fmt.Sprintf("%s exited (%v); last stderr lines:\n%s", p.Name, err, tail(p.stderr, 10))
 	}
+	return ""
 }
 
 // Stop asks the lab to stop (SIGINT, what Ctrl-C sends), then kills it after grace.
-func (p *Proc) Stop(grace time.Duration) error {
-	if p.cmd.Process == nil {
-		return nil
-	}
-	select {
-	case <-p.done:
-		return nil
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(grace):
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-		return fmt.Errorf("%s did not stop within %s after SIGINT: killed", p.Name, grace)
-	}
-}
+func (p *Proc) Stop(grace time.Duration) error { return p.proc.Stop(grace) }
 
 func tail(path string, n int) string {
 	b, err := os.ReadFile(path)

@@ -1,104 +1,80 @@
 package observe
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
-	"informer-lab/harness/internal/labproc"
+	"informer-lab/lab/process"
 )
 
 // command is the observed command, running in a process group of its own.
 type command struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed once it exited and its output was copied
-	err  error
-	once sync.Once
+	*process.Process
+	name string
 }
 
 // startCommand runs argv (argv[0] the executable's path) in workDir with KUBECONFIG set to
-// kubeconfig (and KubeconfigArg in its arguments replaced by it). Its output goes to cmd.stdout and cmd.stderr in the run
-// directory and, line by line, to the terminal.
+// kubeconfig (and KubeconfigArg in its arguments replaced by it). Its output goes to cmd.stdout
+// and cmd.stderr in the run directory and, line by line, to the terminal.
 func startCommand(argv []string, kubeconfig, workDir, dir string, term io.Writer) (*command, error) {
 	args := make([]string, len(argv)-1)
 	for i, a := range argv[1:] {
 		args[i] = strings.ReplaceAll(a, KubeconfigArg, kubeconfig)
 	}
-	path := argv[0]
-	cmd := exec.Command(path, args...)
+	cmd := exec.Command(argv[0], args...)
 	cmd.Dir = workDir
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	var copies sync.WaitGroup
-	for _, s := range []struct {
-		name string
-		pipe func() (io.ReadCloser, error)
-	}{{"stdout", cmd.StdoutPipe}, {"stderr", cmd.StderrPipe}} {
-		r, err := s.pipe()
+	var files []*os.File
+	var tees []func([]byte)
+	for _, stream := range []string{"stdout", "stderr"} {
+		f, err := os.Create(filepath.Join(dir, "cmd."+stream))
 		if err != nil {
-			return nil, err
+			closeAll(files)
+			return nil, fmt.Errorf("observed command's %s: %w", stream, err)
 		}
-		f, err := os.Create(filepath.Join(dir, "cmd."+s.name))
-		if err != nil {
-			return nil, err
-		}
-		copies.Add(1)
-		go func() {
-			defer copies.Done()
-			defer f.Close()
-			sc := bufio.NewScanner(r)
-			sc.Buffer(make([]byte, 64<<10), 1<<20)
-			for sc.Scan() {
-				fmt.Fprintln(f, sc.Text())
-				fmt.Fprintf(term, "[CMD] %s\n", sc.Text())
-			}
-		}()
+		files = append(files, f)
+		tees = append(tees, func(line []byte) {
+			f.Write(line)
+			fmt.Fprintf(term, "[CMD] %s\n", strings.TrimRight(string(line), "\n"))
+		})
 	}
-	if err := labproc.Spawn(cmd, "observed command "+filepath.Base(path), true); err != nil {
+	name := filepath.Base(argv[0])
+	p, err := process.Start(cmd, process.Options{What: "observed command " + name, Group: true, Stdout: tees[0], Stderr: tees[1]})
+	if err != nil {
+		closeAll(files)
 		return nil, err
 	}
-	c := &command{cmd: cmd, done: make(chan struct{})}
 	go func() {
-		copies.Wait() // the pipes must be read to the end before Wait closes them
-		c.err = cmd.Wait()
-		close(c.done)
+		<-p.Done()
+		closeAll(files)
 	}()
-	return c, nil
+	return &command{Process: p, name: name}, nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // how says how the command ended.
 func (c *command) how() string {
-	if c.err == nil {
-		return "exit 0"
+	if _, err := c.Exited(); err != nil {
+		return err.Error()
 	}
-	return c.err.Error()
+	return "exit 0"
 }
 
 // stop asks the command's whole group to stop (SIGINT, what Ctrl-C at a terminal sends it),
 // then kills the group after grace. A second call does nothing.
 func (c *command) stop(grace time.Duration, say func(string, ...any)) {
-	c.once.Do(func() {
-		select {
-		case <-c.done:
-			return
-		default:
-		}
-		pgid := c.cmd.Process.Pid
-		syscall.Kill(-pgid, syscall.SIGINT)
-		select {
-		case <-c.done:
-		case <-time.After(grace):
-			say("%s did not stop within %s after SIGINT: killed", filepath.Base(c.cmd.Path), grace)
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			<-c.done
-		}
-		// What the command left in its group (a child that ignored SIGINT) goes too.
-		syscall.Kill(-pgid, syscall.SIGKILL)
-	})
+	if err := c.Stop(grace); errors.Is(err, process.ErrKilled) {
+		say("%s did not stop within %s after SIGINT: killed", c.name, grace)
+	}
 }

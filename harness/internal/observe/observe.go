@@ -182,7 +182,7 @@ func observe(ctx context.Context, o options, t *target, argv []string, workDir, 
 	defer timer.Stop()
 	writes := w.play(o.writes, o.interval, func() bool { return len(rec.Clients()) > 0 }, say)
 	select {
-	case <-c.done:
+	case <-c.Done():
 		say("%s ended by itself: %s", filepath.Base(argv[0]), c.how())
 	case <-timer.C:
 		say("%s passed: stopping %s", o.duration, filepath.Base(argv[0]))

@@ -4,7 +4,6 @@
 package reliability
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -14,10 +13,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"informer-lab/harness/internal/labproc"
+	"informer-lab/lab/gobuild"
+	"informer-lab/lab/process"
 	"informer-lab/lab/procs"
 	"informer-lab/lab/reaper"
 	"informer-lab/record"
@@ -53,7 +55,7 @@ func Prepare(ctx context.Context, root, tmp string) (*Env, error) {
 	e.Harness = filepath.Join(tmp, "harness")
 	e.Compare = filepath.Join(tmp, "compare")
 	for dir, bin := range map[string]string{"harness": e.Harness, "compare": e.Compare} {
-		if err := labproc.GoBuild(ctx, filepath.Join(root, dir), bin); err != nil {
+		if err := gobuild.Module(ctx, filepath.Join(root, dir), bin); err != nil {
 			return nil, err
 		}
 	}
@@ -107,22 +109,27 @@ type proc struct {
 const twoLabs = "client-v031,client-v032"
 
 func run(ctx context.Context, timeout time.Duration, bin string, args ...string) proc {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
-	cmd.WaitDelay = 20 * time.Second
 	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	p := proc{stdout: o.String(), stderr: e.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		p.code = ee.ExitCode()
-	} else if err != nil {
-		p.code = -1
-		p.stderr += "\n" + err.Error()
+	p, err := process.Start(exec.Command(bin, args...), process.Options{What: filepath.Base(bin),
+		Stdout: func(l []byte) { o.Write(l) }, Stderr: func(l []byte) { e.Write(l) }})
+	if err != nil {
+		return proc{code: -1, stderr: err.Error()}
 	}
-	return p
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+	case <-time.After(timeout):
+	}
+	p.Stop(20 * time.Second) // SIGINT, as Ctrl-C: it stops what it started
+	_, werr := p.Exited()
+	r := proc{stdout: o.String(), stderr: e.String()}
+	if ee, ok := werr.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if werr != nil {
+		r.code = -1
+		r.stderr += "\n" + werr.Error()
+	}
+	return r
 }
 
 var panicked = regexp.MustCompile(`(?m)^(panic:|goroutine \d+ \[)`)
@@ -204,51 +211,36 @@ func scanCredentials(dir string) []string {
 }
 
 // startUntil starts bin and returns once a line of its output contains marker: a line of
-// stderr, or of stdout when the marker starts with "stdout:".
-func startUntil(ctx context.Context, bin string, marker string, timeout time.Duration, args ...string) (*exec.Cmd, *bytes.Buffer, error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stderr io.Reader
-	var err error
+// stderr, or of stdout when the marker starts with "stdout:". The lines seen so far are in the
+// buffer, to be read once the process is done.
+func startUntil(bin string, marker string, timeout time.Duration, args ...string) (*process.Process, *bytes.Buffer, error) {
+	var seen bytes.Buffer
+	found := make(chan struct{})
+	var once sync.Once
+	watch := func(l []byte) {
+		seen.Write(l)
+		if strings.Contains(string(l), marker) {
+			once.Do(func() { close(found) })
+		}
+	}
+	opts := process.Options{What: filepath.Base(bin), Stderr: watch}
 	if m, ok := strings.CutPrefix(marker, "stdout:"); ok {
 		marker = m
-		stderr, err = cmd.StdoutPipe()
-		cmd.Stderr = io.Discard
-	} else {
-		stderr, err = cmd.StderrPipe()
+		opts = process.Options{What: filepath.Base(bin), Stdout: watch, Stderr: func([]byte) {}}
 	}
+	p, err := process.Start(exec.Command(bin, args...), opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	var seen bytes.Buffer
-	if err := cmd.Start(); err != nil {
-		return nil, nil, err
-	}
-	found := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		ok := false
-		for sc.Scan() {
-			seen.WriteString(sc.Text() + "\n")
-			if !ok && strings.Contains(sc.Text(), marker) {
-				ok = true
-				found <- true
-			}
-		}
-		if !ok {
-			found <- false
-		}
-	}()
 	select {
-	case ok := <-found:
-		if !ok {
-			cmd.Wait()
-			return cmd, &seen, fmt.Errorf("%s ended before printing %q", filepath.Base(bin), marker)
-		}
-		return cmd, &seen, nil
+	case <-found:
+		return p, &seen, nil
+	case <-p.Done():
+		return p, &seen, fmt.Errorf("%s ended before printing %q", filepath.Base(bin), marker)
 	case <-time.After(timeout):
-		cmd.Process.Kill()
-		cmd.Wait()
-		return cmd, &seen, fmt.Errorf("%s did not print %q within %s", filepath.Base(bin), marker, timeout)
+		p.Signal(syscall.SIGKILL)
+		<-p.Done()
+		return p, &seen, fmt.Errorf("%s did not print %q within %s", filepath.Base(bin), marker, timeout)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"informer-lab/lab/controlplane"
@@ -71,12 +72,12 @@ func faultScenarios() []Scenario {
 			}},
 		{"the harness itself is SIGKILLed", "fault", "its labs die with it (parent-death signal), its reaper kills etcd and kube-apiserver at once",
 			func(ctx context.Context, e *Env) (string, error) {
-				cmd, seen, err := startUntil(ctx, e.Harness, "writing", time.Minute, "-out", e.Out, "-labs", twoLabs, "-interval", "1s")
+				p, seen, err := startUntil(e.Harness, "writing", time.Minute, "-out", e.Out, "-labs", twoLabs, "-interval", "1s")
 				if err != nil {
 					return "", err
 				}
-				cmd.Process.Kill()
-				cmd.Wait()
+				p.Signal(syscall.SIGKILL)
+				<-p.Done()
 				time.Sleep(time.Second)
 				return "killed at the first write; " + line(seen.String(), "[reaper]"), nil // RunAll checks nothing is left
 			}},
@@ -102,12 +103,12 @@ func faultScenarios() []Scenario {
 		{"a lab running alone is SIGKILLed", "fault", "its reaper stops the envtest it booted",
 			func(ctx context.Context, e *Env) (string, error) {
 				// "[SETUP] server" comes once its envtest is up and handed to the reaper.
-				cmd, _, err := startUntil(ctx, e.Labs["client-v031"], "stdout:[SETUP] server", time.Minute, "-interval", "1s")
+				p, _, err := startUntil(e.Labs["client-v031"], "stdout:[SETUP] server", time.Minute, "-interval", "1s")
 				if err != nil {
 					return "", err
 				}
-				cmd.Process.Kill()
-				cmd.Wait()
+				p.Signal(syscall.SIGKILL)
+				<-p.Done()
 				return "killed once its envtest was up", nil // RunAll checks nothing is left
 			}},
 	}
@@ -199,7 +200,7 @@ func securityScenarios() []Scenario {
 			}},
 		{"the kubeconfig the harness writes", "security", "mode 0600, outside the run directory, deleted at the end",
 			func(ctx context.Context, e *Env) (string, error) {
-				cmd, _, err := startUntil(ctx, e.Harness, "labs synced (", time.Minute, "-out", e.Out, "-labs", twoLabs, "-interval", "500ms")
+				p, _, err := startUntil(e.Harness, "labs synced (", time.Minute, "-out", e.Out, "-labs", twoLabs, "-interval", "500ms")
 				if err != nil {
 					return "", err
 				}
@@ -216,7 +217,7 @@ func securityScenarios() []Scenario {
 					}
 				}
 				st, serr := os.Stat(path)
-				cmd.Wait()
+				<-p.Done()
 				if serr != nil {
 					return "", fmt.Errorf("kubeconfig %q not found while the run was going: %v", path, serr)
 				}

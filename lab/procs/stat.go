@@ -2,30 +2,31 @@ package procs
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 )
 
+// The formats of Linux's /proc/<pid>/stat and /proc/<pid>/status, parsed apart from reading
+// them so that the tests run on every system.
+
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every Linux
 // architecture Go supports (the kernel fixes it for user space whatever its own HZ).
 const clockTicks = 100
 
-// ReadCPU returns the CPU time process pid has used so far, user and system together, from
-// /proc/<pid>/stat (utime and stime; its children's are not counted).
-func ReadCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
+// statFields returns a /proc/<pid>/stat line's fields after the command, state first:
+// "pid (comm) state ppid ...", where comm may hold spaces, so split after the last ')'.
+func statFields(stat string) ([]string, bool) {
+	i := strings.LastIndex(stat, ")")
+	if i < 0 {
+		return nil, false
 	}
-	return parseCPU(string(b))
+	return strings.Fields(stat[i+1:]), true
 }
 
 func parseCPU(stat string) (time.Duration, error) {
-	// pid (comm) state ppid ... : comm may hold spaces, so count fields after the last ')'.
-	// utime and stime are fields 14 and 15 of the line, 12 and 13 after it (0-based 11, 12).
-	f := strings.Fields(stat[strings.LastIndex(stat, ")")+1:])
+	// utime and stime are fields 14 and 15 of the line, 12 and 13 after the command (0-based 11, 12).
+	f, _ := statFields(stat)
 	if len(f) < 13 {
 		return 0, fmt.Errorf("stat has %d fields after the command, want at least 13", len(f))
 	}

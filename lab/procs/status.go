@@ -4,26 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 )
-
-// Mem is a process's resident memory, in bytes, from /proc/<pid>/status.
-type Mem struct {
-	RSS int64 // VmRSS: resident now
-	HWM int64 // VmHWM: the kernel's high-water mark of VmRSS since start or the last ResetHWM
-}
-
-// ReadMem reads /proc/<pid>/status.
-func ReadMem(pid int) (Mem, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return Mem{}, err
-	}
-	defer f.Close()
-	return parseStatus(f)
-}
 
 func parseStatus(r io.Reader) (Mem, error) {
 	var m Mem

@@ -1,0 +1,75 @@
+// Package gobuild is how the project compiles one of its modules: outside the go.work
+// workspace (GOWORK=off), so that the module's own go.mod decides every version it links, and
+// into one cache folder per checkout, where the next run finds the binary and go build relinks
+// only a module whose code changed.
+package gobuild
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+)
+
+// Module compiles the main package of the module in dir into bin, with GOWORK=off.
+func Module(ctx context.Context, dir, bin string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s (GOWORK=off go build in %s): %w\n%s", filepath.Base(dir), dir, err, out)
+	}
+	return nil
+}
+
+// Cached compiles the module in dir (Module) into the cache folder of the checkout that holds
+// it, <user cache dir>/informer-lab/bin/<checkout hash>/<module>, and returns the binary's path.
+// Builds of the same module wait for each other (test packages build the same labs at once).
+func Cached(ctx context.Context, dir string) (string, error) {
+	binDir, err := cacheDir(dir)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(binDir, filepath.Base(dir))
+	unlock, err := lock(bin + ".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	return bin, Module(ctx, dir, bin)
+}
+
+// cacheDir is where the binaries of the checkout that holds module dir are kept.
+func cacheDir(dir string) (string, error) {
+	abs, err := filepath.Abs(filepath.Dir(dir))
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("where to keep the lab binaries: %w", err)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	d := filepath.Join(cache, "informer-lab", "bin", hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", fmt.Errorf("lab binaries: %w", err)
+	}
+	return d, nil
+}
+
+// lock holds an exclusive lock on path until unlock is called.
+func lock(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
+}
