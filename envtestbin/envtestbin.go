@@ -33,8 +33,9 @@ type Options struct {
 	// EtcdVersion overrides the etcd version (A.B.C). If empty, $ETCD_VERSION
 	// is used, else the go.etcd.io/etcd version that k8s.io/kubernetes requires.
 	EtcdVersion string
-	// StoreRoot defaults to ${XDG_DATA_HOME:-$HOME/.local/share}/kubebuilder-envtest,
-	// setup-envtest's store.
+	// StoreRoot defaults to setup-envtest's store: ~/Library/Application
+	// Support/io.kubebuilder.envtest on macOS, else
+	// ${XDG_DATA_HOME:-$HOME/.local/share}/kubebuilder-envtest.
 	StoreRoot string
 	// Progress receives status lines; nil discards them.
 	Progress io.Writer
@@ -58,17 +59,27 @@ func (o Options) withDefaults() Options {
 }
 
 func defaultStoreRoot() string {
-	data := os.Getenv("XDG_DATA_HOME")
-	if data == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			// No home: fall back to a relative path rather than panicking;
-			// the build then reports a clear filesystem error if it fails.
-			home = "."
-		}
-		data = filepath.Join(home, ".local", "share")
+	home, err := os.UserHomeDir()
+	if err != nil {
+		// No home: fall back to a relative path rather than panicking;
+		// the build then reports a clear filesystem error if it fails.
+		home = "."
 	}
-	return filepath.Join(data, "kubebuilder-envtest")
+	return storeRoot(runtime.GOOS, home, os.Getenv("XDG_DATA_HOME"))
+}
+
+// storeRoot is where setup-envtest keeps its store on goos, as its
+// store.DefaultStoreDir decides (sigs.k8s.io/controller-runtime/tools/setup-envtest,
+// store/helpers.go): "OSX: ~/Library/Application Support/io.kubebuilder.envtest",
+// "Others: ${XDG_DATA_HOME:-~/.local/share}/kubebuilder-envtest".
+func storeRoot(goos, home, xdgDataHome string) string {
+	if goos == "darwin" {
+		return filepath.Join(home, "Library", "Application Support", "io.kubebuilder.envtest")
+	}
+	if xdgDataHome == "" {
+		xdgDataHome = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(xdgDataHome, "kubebuilder-envtest")
 }
 
 // StoreDir is the store entry for opts.Version:

@@ -280,3 +280,18 @@ func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+// The store is setup-envtest's on each system, so that binaries either tool installed are
+// found by the other.
+func TestStoreRootPerSystem(t *testing.T) {
+	for _, tt := range []struct{ goos, xdg, want string }{
+		{"darwin", "", "/Users/me/Library/Application Support/io.kubebuilder.envtest"},
+		{"darwin", "/x", "/Users/me/Library/Application Support/io.kubebuilder.envtest"}, // setup-envtest ignores XDG there
+		{"linux", "", "/Users/me/.local/share/kubebuilder-envtest"},
+		{"linux", "/data", "/data/kubebuilder-envtest"},
+	} {
+		if got := storeRoot(tt.goos, "/Users/me", tt.xdg); got != tt.want {
+			t.Errorf("storeRoot(%s, XDG_DATA_HOME=%q) = %s, want %s", tt.goos, tt.xdg, got, tt.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package record
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 )
 
@@ -25,13 +24,12 @@ const (
 // Token names one request: LIST, WATCH or STREAM, with its status appended when the server
 // did not answer 2xx ("STREAM(422)") or the request failed ("WATCH(error)").
 func Token(r Record) string {
-	q, _ := url.ParseQuery(r.Query)
 	tok := TokenList
-	if q.Get("watch") == "true" || q.Get("watch") == "1" {
+	switch req := ClassifyRequest(r.Path, r.Query); {
+	case req.Stream:
+		tok = TokenStream
+	case req.Watch:
 		tok = TokenWatch
-		if q.Get("sendInitialEvents") == "true" {
-			tok = TokenStream
-		}
 	}
 	switch {
 	case r.Error != "":

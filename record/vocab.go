@@ -229,35 +229,3 @@ const (
 	// /openapi), /version, /healthz.
 	TagNoResource = "-"
 )
-
-// ResourceOf names the resource a request path is for, as a tag: "configmaps" (core),
-// "apps/deployments", "informer-lab.dev/widgets"; a subresource is its own ("pods/log"); a path
-// that names no resource gives TagNoResource. The namespace and object name are not part of it:
-// a watch of one namespace and a LIST of all are the same informer's resource.
-func ResourceOf(path string) string {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	var rest []string
-	group := ""
-	switch {
-	case len(parts) >= 3 && parts[0] == "api": // /api/v1/...
-		rest = parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis": // /apis/group/version/...
-		group, rest = parts[1], parts[3:]
-	default:
-		return TagNoResource
-	}
-	if len(rest) >= 2 && rest[0] == "namespaces" && len(rest) != 2 {
-		rest = rest[2:] // /namespaces/NS/RESOURCE...; /namespaces/NS alone is a Namespace
-	}
-	if len(rest) == 0 || rest[0] == "" {
-		return TagNoResource
-	}
-	res := rest[0]
-	if len(rest) >= 3 {
-		res += "/" + rest[2] // RESOURCE/NAME/SUBRESOURCE
-	}
-	if group != "" {
-		res = group + "/" + res
-	}
-	return res
-}

@@ -157,7 +157,7 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 			rep.Faults = append(rep.Faults, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", lab.Name, r.Tag, r.Value, record.Scrub(r.Detail))))
 		case r.Kind == record.HTTP && r.Tag != "":
 			tags[r.Tag] = true
-			if !rep.InjectedAt.IsZero() && r.Time.After(rep.InjectedAt) && strings.Contains(r.Query, "watch=true") && r.Status == 200 {
+			if !rep.InjectedAt.IsZero() && r.Time.After(rep.InjectedAt) && record.IsWatch(r) && r.Status == 200 {
 				lr.Rewatch[r.Tag]++
 			}
 		case r.Kind == record.Setup && r.Step == record.StepStore:

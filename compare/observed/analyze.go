@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"informer-lab/compare/analysis"
@@ -190,25 +189,8 @@ func analyzeResource(name string, recs []record.Record) *Resource {
 
 // isCollectionGet reports a GET of a collection: a LIST or a watch. A path that names an object
 // (/api/v1/namespaces/NS/configmaps/NAME) or a subresource is one object's, as is any write.
-// The path is read as record.ResourceOf reads it.
 func isCollectionGet(r record.Record) bool {
-	if r.Method != "GET" {
-		return false
-	}
-	parts := strings.Split(strings.Trim(r.Path, "/"), "/")
-	var rest []string
-	switch {
-	case len(parts) >= 3 && parts[0] == "api":
-		rest = parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis":
-		rest = parts[3:]
-	default:
-		return false
-	}
-	if len(rest) >= 2 && rest[0] == "namespaces" && len(rest) != 2 {
-		rest = rest[2:]
-	}
-	return len(rest) == 1
+	return r.Method == "GET" && record.ClassifyRequest(r.Path, r.Query).Collection
 }
 
 // syncPoint finds the record at which a client's collection records of one resource say it

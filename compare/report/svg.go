@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html"
 	"html/template"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -76,7 +75,7 @@ func messages(initial []record.Record) []message {
 // ("→ gzip": a compressed LIST, or 1.37's compressed watch-list stream).
 func requestLabel(r record.Record, initial []record.Record) string {
 	verb, query := r.Method, analysis.InitialQuery(r, initial)
-	if q, _ := url.ParseQuery(r.Query); r.Method == "GET" && q.Get("watch") == "true" {
+	if r.Method == "GET" && record.ClassifyRequest(r.Path, r.Query).Watch {
 		verb, query = "WATCH", strings.TrimSuffix(strings.ReplaceAll(query+"&", "watch=true&", ""), "&")
 	}
 	s := verb + " ?" + query

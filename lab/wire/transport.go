@@ -110,7 +110,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.countOnly(resp, size)
 		return resp, nil
 	}
-	if req.URL.Query().Get("watch") == "true" {
+	if record.ClassifyRequest(req.URL.Path, req.URL.RawQuery).Watch {
 		resp.Body = t.tapWatch(resp.Body, info, size)
 	} else {
 		resp.Body = &listTap{body: resp.Body, t: t, info: info, size: size}

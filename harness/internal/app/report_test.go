@@ -20,7 +20,19 @@ import (
 
 var updateDocs = flag.Bool("update-docs", false, "copy the screenshot of TestReportInBrowser's run to docs/report.png")
 
-const chromium = "/usr/bin/chromium"
+// browsers are where Chrome or Chromium lives on Debian, other Linux systems and macOS.
+var browsers = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable",
+	"/Applications/Google Chrome.app/Contents/MacOS/Google Chrome", "/Applications/Chromium.app/Contents/MacOS/Chromium"}
+
+// chromium is the first browser found, "" without one.
+var chromium = func() string {
+	for _, b := range browsers {
+		if p, err := exec.LookPath(b); err == nil {
+			return p
+		}
+	}
+	return ""
+}()
 
 var (
 	arrowTag  = regexp.MustCompile(`<g class="arrow[^"]*" data-lab="([^"]*)" data-tag="[^"]*"`)
@@ -32,8 +44,12 @@ var (
 // initial-sync record of each lab, shows the verdict, throws no error, and renders to a screenshot
 // kept in the run directory.
 func TestReportInBrowser(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("this test needs headless Chromium at %s: run apt-get install -y chromium (hack/test.sh does when it is missing): %v", chromium, err)
+	if chromium == "" {
+		// CI has one (hack/test.sh installs it): there the test must run.
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no Chrome or Chromium found, and CI=true: hack/test.sh installs chromium with apt-get")
+		}
+		t.Skip("no Chrome or Chromium found: install one (apt-get install chromium, or Google Chrome on macOS) to run this test")
 	}
 	t.Run("error detection", func(t *testing.T) {
 		// The checks below must see an error when there is one: a page that throws.

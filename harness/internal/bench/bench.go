@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +98,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var runDir string
 	if o.from != "" {
 		runDir, err = rerender(o, stdout, stderr)
-	} else {
+	} else if err = measurable(runtime.GOOS, runtime.GOARCH); err == nil {
 		runDir, err = run(ctx, o, args, stdout, stderr)
 	}
 	if runDir != "" {
@@ -111,6 +112,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// measurable refuses to measure on a system without /proc: the peak memory of kube-apiserver
+// in one run is its VmHWM, reset before the run through /proc/<pid>/clear_refs, and nothing
+// else gives it.
+func measurable(goos, goarch string) error {
+	if goos == "linux" {
+		return nil
+	}
+	return cli.Usage(fmt.Errorf("make bench measures kube-apiserver's peak memory through /proc (VmHWM, reset per run by /proc/<pid>/clear_refs): Linux only, and this is %s/%s; docs/bench.md shows a Linux run, and ARGS='-from DIR' renders one here", goos, goarch))
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {

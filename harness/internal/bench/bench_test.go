@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"informer-lab/harness/internal/cli"
 	"informer-lab/record"
 )
 
@@ -394,5 +395,16 @@ func TestDocsAreTheirResults(t *testing.T) {
 		if r.Server == "1.32.13" && r.Case == "secrets" && r.K == 16 && r.Mode == List && (r.Bytes < 16*400*760000 || r.Requests < 16) {
 			t.Errorf("1.32.13 secrets LIST→WATCH run %d: %d bytes, %d requests", r.Rep, r.Bytes, r.Requests)
 		}
+	}
+}
+
+// Where /proc is missing, make bench says so in one line (exit 2) instead of measuring zeros.
+func TestMeasuredOnLinuxOnly(t *testing.T) {
+	if err := measurable("linux", "arm64"); err != nil {
+		t.Errorf("linux: %v", err)
+	}
+	err := measurable("darwin", "arm64")
+	if err == nil || !cli.IsUsage(err) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "Linux only, and this is darwin/arm64") {
+		t.Errorf("darwin: %v; want one usage line that names the system", err)
 	}
 }

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"informer-lab/lab/wire"
+	labrecord "informer-lab/record"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
@@ -521,19 +522,9 @@ func (b *endBody) Read(buf []byte) (int, error) {
 	return n, err
 }
 
-// isWatch: ?watch=true (or 1), or the old /watch/ path prefix.
+// isWatch: the request opens a watch (record.ClassifyRequest).
 func isWatch(r *http.Request) bool {
-	if b, err := strconv.ParseBool(r.URL.Query().Get("watch")); err == nil && b {
-		return true
-	}
-	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	switch {
-	case len(parts) > 2 && parts[0] == "api":
-		return parts[2] == "watch"
-	case len(parts) > 3 && parts[0] == "apis":
-		return parts[3] == "watch"
-	}
-	return false
+	return labrecord.ClassifyRequest(r.URL.Path, r.URL.RawQuery).Watch
 }
 
 // setQueryParam sets key=value in a raw query, in place (the other parameters keep their
