@@ -127,17 +127,25 @@ func TestObserveLabAgreesWithItsOwnLog(t *testing.T) {
 // ownHandshake is an informer's initial requests as its lab logged them (up to its SETUP
 // synced record), and the rv it synced at: its LIST's, or its end bookmark's.
 func ownHandshake(recs []record.Record, tag string) (reqs []record.Record, rv string) {
+	// Up to the informer's synced record and its first watch, whichever comes last: with
+	// LIST→WATCH the informer is synced once the LIST is in its store, and on a loaded machine
+	// it may say so before the WATCH it sends next is logged.
+	synced, watched := false, false
 	for _, r := range recs {
 		if r.Tag != tag {
 			continue
 		}
 		switch {
 		case r.Kind == record.Setup && r.Step == record.StepSynced:
-			return reqs, rv
+			synced = true
 		case r.Kind == record.HTTP:
 			reqs = append(reqs, r)
+			watched = watched || record.IsWatch(r)
 		case r.Kind == record.List, record.IsEndBookmark(r):
 			rv = r.RV
+		}
+		if synced && watched {
+			return reqs, rv
 		}
 	}
 	return reqs, rv
