@@ -125,7 +125,8 @@ func TestFindIn(t *testing.T) {
 
 // FindOne is what controlplane uses, through /proc here and ps + sysctl on macOS.
 func TestFindItself(t *testing.T) {
-	sleep := exec.Command("sleep", "60", "informer-lab-find-me")
+	// sh stays (": " after sleep), with the marker as its $0: sleep would reject it as a duration.
+	sleep := exec.Command("sh", "-c", "sleep 60; :", "informer-lab-find-me")
 	if err := sleep.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestFindItself(t *testing.T) {
 	var got int
 	var err error
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got, err = FindOne("sleep", "informer-lab-find-me"); err == nil {
+		if got, err = FindOne("sh", "informer-lab-find-me"); err == nil {
 			break
 		}
 	}
