@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -127,10 +128,11 @@ func TestFindIn(t *testing.T) {
 func TestFindItself(t *testing.T) {
 	// sh stays (": " after sleep), with the marker as its $0: sleep would reject it as a duration.
 	sleep := exec.Command("sh", "-c", "sleep 60; :", "informer-lab-find-me")
+	sleep.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its sleep goes with it
 	if err := sleep.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { sleep.Process.Kill(); sleep.Wait() }()
+	defer func() { syscall.Kill(-sleep.Process.Pid, syscall.SIGKILL); sleep.Wait() }()
 	// argv[0] as it was given. Polled: a loaded machine may show the child's new command line late.
 	var got int
 	var err error
