@@ -19,11 +19,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"informer-lab/compare/analysis"
 	"informer-lab/compare/matrix"
 	"informer-lab/compare/report"
+	"informer-lab/record"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -56,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	r, err := analysis.LoadRun(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
+		fmt.Fprintf(stderr, "error: %s\n", record.OneLine(err))
 		return 2
 	}
 	rep := analysis.Analyze(r)
@@ -70,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *out != "" {
 		if err := os.WriteFile(*out, full.Bytes(), 0o644); err != nil {
-			fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
+			fmt.Fprintf(stderr, "error: %s\n", record.OneLine(err))
 			return 2
 		}
 	}
@@ -81,15 +81,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			err = os.WriteFile(*htmlOut, page.Bytes(), 0o644)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
+			fmt.Fprintf(stderr, "error: %s\n", record.OneLine(err))
 			return 2
 		}
 	}
 	return rep.ExitCode()
 }
-
-// oneLine keeps an error to one line of stderr even if a log line quoted in it had newlines.
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
 
 // matrixDiff prints the differences between two matrix results.
 func matrixDiff(oldFile, newFile string, stdout, stderr io.Writer) int {
@@ -97,7 +94,7 @@ func matrixDiff(oldFile, newFile string, stdout, stderr io.Writer) int {
 	for i, f := range []string{oldFile, newFile} {
 		r, err := matrix.Load(f)
 		if err != nil {
-			fmt.Fprintf(stderr, "error: %s\n", oneLine(err))
+			fmt.Fprintf(stderr, "error: %s\n", record.OneLine(err))
 			return 2
 		}
 		results[i] = r

@@ -153,10 +153,11 @@ func IsExpired(r Record) bool {
 	return r.Kind == WatchEvent && r.Event == EventError && strings.Contains(r.Detail, "code=410")
 }
 
-// WriteKey names the watch event a write must cause: type, object and, when the writer knows
+// WriteKey names the watch event a write must cause: type, object and, when its record has
 // it, rv. A watcher delivered the write when one of its events has the same key (EventKeys).
-// A DELETE's rv is not known to the writer (the apiserver answers with a Status), so its key
-// has none.
+// The writer records every write's rv, a DELETE's too (lab/mutator's Apply reads it from the
+// deleted object the apiserver answers with); a record without one (a log written before the
+// writer recorded a deletion's rv, or a DELETE whose answer did not parse) has a key without.
 func WriteKey(w Record) string {
 	k := EventFor(w.Event) + " " + w.Namespace + "/" + w.Name
 	if w.RV != "" {
@@ -166,7 +167,7 @@ func WriteKey(w Record) string {
 }
 
 // EventKeys are the keys of a watch event: without and with its rv, so that it matches the
-// WriteKey of a write whether or not the writer knew the rv.
+// WriteKey of a write whether or not its record has the rv.
 func EventKeys(ev Record) [2]string {
 	k := ev.Event + " " + ev.Namespace + "/" + ev.Name
 	return [2]string{k, k + "@" + ev.RV}

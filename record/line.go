@@ -213,3 +213,7 @@ func objectName(ns, name string) string {
 	}
 	return ns + "/" + name
 }
+
+// OneLine is an error's text on one line, as every command prints it (bad input is one line):
+// wrapped errors from client-go, exec and quoted log lines carry newlines.
+func OneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -1,9 +1,6 @@
 package record
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // The vocabulary of the records: the names every producer writes and every reader matches on.
 // A name is defined here once; labs, the harness and compare use these constants, never the
@@ -47,36 +44,6 @@ const (
 	// its GET /version, and the requests of the envtest it boots alone.
 	TagServer = "SERVER"
 )
-
-// Scenarios of a run, as the harness names them in its SETUP scenario record.
-const (
-	ScenarioStartup   = "startup"     // the initial sync only, no writes
-	ScenarioDirect    = "direct-list" // the initial sync, then each lab's one typed List() outside its informers
-	ScenarioSteady    = "steady"      // writes fan out to every watcher
-	ScenarioReconnect = "reconnect"   // a proxy ends every watch after a few seconds; reflectors watch again
-	ScenarioRestart   = "restart"     // kube-apiserver killed and restarted mid-run
-	// ScenarioRestartGap is restart with a write to etcd while kube-apiserver is down: the
-	// restarted watch cache starts above every rv the clients had.
-	ScenarioRestartGap = "restart-gap"
-	ScenarioExpired    = "expired" // labs cut off while the server forgets their rv: 410, then a relist
-)
-
-// Scenarios lists the scenarios in the order a matrix shows them.
-var Scenarios = []string{ScenarioStartup, ScenarioDirect, ScenarioSteady, ScenarioReconnect, ScenarioRestart, ScenarioRestartGap, ScenarioExpired}
-
-// ScenarioFaultPrefix starts the name of a fault scenario: "fault:no-end-bookmark" is the
-// startup of every lab through a proxy that plays that fault (harness/internal/proxy), with each
-// lab's direct List() made at once.
-const ScenarioFaultPrefix = "fault:"
-
-// IsRecovery reports a scenario whose fault the harness injects mid-run: its informers must
-// come back in sync after it.
-func IsRecovery(name string) bool {
-	return name == ScenarioRestart || name == ScenarioRestartGap || name == ScenarioExpired
-}
-
-// IsFaultScenario reports a scenario of the fault family.
-func IsFaultScenario(name string) bool { return strings.HasPrefix(name, ScenarioFaultPrefix) }
 
 // Writes (Mutator records' Event) and the watch events (WatchEvent records' Event) they cause.
 const (
@@ -199,7 +166,7 @@ const NotApplicableServerProcesses = "n/a: needs the server's processes"
 // where the harness works in one namespace and has no process of the server, or "" when it can.
 func ClusterNotApplicable(scenario, kind string) string {
 	switch {
-	case scenario == ScenarioRestart || scenario == ScenarioRestartGap || scenario == ScenarioExpired:
+	case ScenarioOf(scenario).ServerProcesses:
 		return NotApplicableServerProcesses
 	case kind == KindCBOR:
 		return "n/a: needs a CustomResourceDefinition (cluster-scoped) and kube-apiserver started with " + KindServerGates(KindCBOR)

@@ -18,7 +18,7 @@ type Report struct {
 	Server      string
 	ServerGates string
 	Writes      []record.Record // the harness's successful writes, in order
-	DeleteRVs   int             // DELETE writes whose rv was taken from the watchers (see resolveDeleteRVs)
+	DeleteRVs   int             // DELETE writes whose rv was taken from the watchers (resolveDeleteRVs)
 	Labs        []*LabReport    // in Run.Labs order; Labs[0] is the baseline
 	Diffs       []PhaseDiff     // one per non-baseline lab and phase
 	Skew        Skew
@@ -45,7 +45,7 @@ type LabReport struct {
 	Tags     []string
 	Unsynced []string                   // informers that never reported HasSynced
 	Caches   map[string]string          // per tag: how its cache at stop differs from the fresh LIST ("" = equal)
-	Rewatch  map[string]int             // per tag: watch requests after an injected fault (reconnect scenario: after its sync)
+	Rewatch  map[string]int             // per tag: watch requests after an injected fault (CheckRewatch: after its sync)
 	Broken   map[string]int             // per tag: watch streams that broke mid-stream
 	Sync     map[string]Handshake       // per tag
 	SyncTime map[string]time.Duration   // per tag: its first request to its sync point on the wire (0 if it never synced)
@@ -57,6 +57,7 @@ type LabReport struct {
 	Klog     []string                   // what client-go logged through klog, normalized (its reasons to fall back or retry)
 	Initial  []string                   // normalized lines of the initial phase
 	Steady   []string                   // normalized lines of the steady phase
+	Verdict  LabVerdict                 // the judgement every renderer shows
 }
 
 // Watcher is one informer's steady phase.
@@ -85,39 +86,9 @@ type Skew struct {
 func Analyze(run *Run) *Report {
 	rep := &Report{Dir: run.Dir, Server: run.Server, ServerGates: run.ServerGates}
 	for _, r := range run.Harness {
-		switch {
-		case r.Kind == record.Mutator && r.Error == "" && (r.RV != "" || r.Event == record.WriteDelete):
-			rep.Writes = append(rep.Writes, r)
-		case r.Kind == record.Setup && r.Step == record.StepFault:
-			rep.Faults = append(rep.Faults, fmt.Sprintf("harness: %s %s", r.Value, record.Scrub(r.Detail)))
-		case r.Kind == record.Setup && r.Step == record.StepStore && r.Tag == record.TagFreshList:
-			rr := r
-			rep.FreshList = &rr
-		case r.Kind == record.Setup && r.Step == record.StepInjected:
-			rep.Injected, rep.InjectedAt = r.Value, r.Time
-		case r.Kind == record.Setup && r.Step == record.StepRecovered:
-			rep.Injected += " (" + r.Value + ", " + r.Detail + ")"
-			rep.RecoveredAt = r.Time
-		case r.Kind == record.Setup && r.Step == record.StepScenario:
-			rep.Scenario, rep.ScenarioDoc = r.Value, r.Detail
-		case r.Kind == record.Setup && r.Step == record.StepProxy:
-			rep.Proxy = r.Value
-		case r.Kind == record.Setup && r.Step == record.StepSyncWait:
-			rep.SyncWait, _ = time.ParseDuration(r.Value)
-		}
+		rep.readHarness(r)
 	}
-	switch {
-	case record.IsFaultScenario(rep.Scenario):
-		if rep.Proxy == "" {
-			rep.Failures = append(rep.Failures, fmt.Sprintf("scenario %s, but the harness recorded no proxy playing the fault", rep.Scenario))
-		}
-	case rep.Scenario == "", slices.Contains(record.Scenarios, rep.Scenario):
-		if record.IsRecovery(rep.Scenario) && rep.Injected == "" {
-			rep.Failures = append(rep.Failures, fmt.Sprintf("scenario %s, but the harness recorded no injected fault", rep.Scenario))
-		}
-	default:
-		rep.Failures = append(rep.Failures, fmt.Sprintf("unknown scenario %q: none of %s", rep.Scenario, strings.Join(record.Scenarios, ", ")))
-	}
+	rep.checkScenario()
 	rep.DeleteRVs = resolveDeleteRVs(rep.Writes, run.Labs)
 	for _, lab := range run.Labs {
 		rep.Labs = append(rep.Labs, rep.analyzeLab(lab))
@@ -133,6 +104,7 @@ func Analyze(run *Run) *Report {
 			PhaseDiff{"steady", base.Name, l.Name, len(l.Steady), unifiedDiff(base.Name, l.Name, base.Steady, l.Steady)})
 	}
 	rep.Skew = fanOutSkew(rep)
+	rep.compareSequences()
 	for _, f := range rep.Faults {
 		// A fault means a log is incomplete: whatever it shows cannot vouch for the verdict.
 		rep.Failures = append(rep.Failures, "fault recorded: "+f)
@@ -140,48 +112,63 @@ func Analyze(run *Run) *Report {
 	return rep
 }
 
+// readHarness takes what the run is from one record of the harness's log.
+func (rep *Report) readHarness(r record.Record) {
+	switch {
+	case r.Kind == record.Mutator && r.Error == "" && (r.RV != "" || r.Event == record.WriteDelete):
+		// A DELETE without an rv is a write all the same: resolveDeleteRVs finds its rv.
+		rep.Writes = append(rep.Writes, r)
+	case r.Kind != record.Setup:
+	case r.Step == record.StepFault:
+		rep.Faults = append(rep.Faults, fmt.Sprintf("harness: %s %s", r.Value, record.Scrub(r.Detail)))
+	case r.Step == record.StepStore && r.Tag == record.TagFreshList:
+		rep.FreshList = &r
+	case r.Step == record.StepInjected:
+		rep.Injected, rep.InjectedAt = r.Value, r.Time
+	case r.Step == record.StepRecovered:
+		rep.Injected += " (" + r.Value + ", " + r.Detail + ")"
+		rep.RecoveredAt = r.Time
+	case r.Step == record.StepScenario:
+		rep.Scenario, rep.ScenarioDoc = r.Value, r.Detail
+	case r.Step == record.StepProxy:
+		rep.Proxy = r.Value
+	case r.Step == record.StepSyncWait:
+		rep.SyncWait, _ = time.ParseDuration(r.Value)
+	}
+}
+
+// scenario is the run's entry of record.ScenarioTable: the zero Scenario (no check, no
+// property) outside the matrix or for a name that is none.
+func (rep *Report) scenario() record.Scenario { return record.ScenarioOf(rep.Scenario) }
+
+// checkScenario checks the harness recorded what its scenario needs: a proxy playing the fault
+// (CheckFault), an injected fault (Recovery).
+func (rep *Report) checkScenario() {
+	s, known := record.LookupScenario(rep.Scenario)
+	switch {
+	case rep.Scenario != "" && !known:
+		rep.Failures = append(rep.Failures, fmt.Sprintf("unknown scenario %q: none of %s", rep.Scenario, strings.Join(record.Scenarios, ", ")))
+	case s.Check == record.CheckFault && rep.Proxy == "":
+		rep.Failures = append(rep.Failures, fmt.Sprintf("scenario %s, but the harness recorded no proxy playing the fault", rep.Scenario))
+	case s.Recovery && rep.Injected == "":
+		rep.Failures = append(rep.Failures, fmt.Sprintf("scenario %s, but the harness recorded no injected fault", rep.Scenario))
+	}
+}
+
+// failFunc adds one failure of a lab, in words.
+type failFunc func(format string, args ...any)
+
+func (rep *Report) failer(lab string) failFunc {
+	return func(format string, args ...any) {
+		rep.Failures = append(rep.Failures, lab+": "+fmt.Sprintf(format, args...))
+	}
+}
+
+// analyzeLab reads one lab's log and judges it (LabReport.Verdict) by its scenario's Check.
 func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 	lr := &LabReport{Name: lab.Name, Sync: map[string]Handshake{}, Watchers: map[string]*Watcher{}, Caches: map[string]string{},
 		Rewatch: map[string]int{}, Broken: map[string]int{}, Reread: map[string]bool{}, Received: map[string]record.Stats{}}
-	caches := map[string]*record.Record{}
-	tags := map[string]bool{}
-	for _, r := range lab.Records {
-		switch {
-		case r.Kind == record.Setup && r.Step == record.StepClientGo:
-			lr.ClientGo = r.Value
-		case r.Kind == record.Setup && r.Step == record.StepGate:
-			lr.Gate, lr.GateHow = r.Value, r.Detail
-		case r.Kind == record.Setup && r.Step == record.StepKind:
-			lr.Kind = r.Value
-		case r.Kind == record.Setup && r.Step == record.StepFault:
-			rep.Faults = append(rep.Faults, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", lab.Name, r.Tag, r.Value, record.Scrub(r.Detail))))
-		case r.Kind == record.HTTP && r.Tag != "":
-			tags[r.Tag] = true
-			if !rep.InjectedAt.IsZero() && r.Time.After(rep.InjectedAt) && record.IsWatch(r) && r.Status == 200 {
-				lr.Rewatch[r.Tag]++
-			}
-		case r.Kind == record.Setup && r.Step == record.StepStore:
-			rr := r
-			caches[r.Tag] = &rr
-		case r.Kind == record.Setup && r.Step == record.StepBroken:
-			lr.Broken[r.Tag]++
-		case r.Kind == record.Setup && r.Step == record.StepSynced && r.Stats != nil:
-			// A lab reports synced once per informer; were there a second, it would count
-			// steady-phase traffic too.
-			if _, ok := lr.Received[r.Tag]; !ok {
-				lr.Received[r.Tag] = *r.Stats
-			}
-		}
-	}
-	lr.Tags = sortedSet(tags)
-	// Against a server that does not play along nothing is expected: what happened is the result.
-	fault := record.IsFaultScenario(rep.Scenario)
-	want := record.KindExpectedShape(lr.Kind, lr.ClientGo, lr.Gate, rep.ServerGates, rep.Server)
-	if fault {
-		want = anyShape
-	} else {
-		lr.Want = want
-	}
+	caches := rep.readLab(lr, lab.Records)
 	initial, steady, unsynced := splitPhases(lab.Records)
 	lr.Unsynced = unsynced
 	var before map[string][]record.Record
@@ -190,69 +177,183 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 	for _, r := range lab.Klog {
 		lr.Klog = append(lr.Klog, NormalizeRecord(r))
 	}
-	fail := func(format string, args ...any) {
-		rep.Failures = append(rep.Failures, lab.Name+": "+fmt.Sprintf(format, args...))
+	lr.Direct = directList(lab.Direct)
+	// Against a server that does not play along nothing is expected: what happened is the result.
+	want := record.KindExpectedShape(lr.Kind, lr.ClientGo, lr.Gate, rep.ServerGates, rep.Server)
+	if rep.scenario().Check == record.CheckFault {
+		want = anyShape
+	} else {
+		lr.Want = want
 	}
+	fail := rep.failer(lab.Name)
+	rep.checkLab(lr, fail)
+	for _, tag := range lr.Tags {
+		rep.judgeInformer(lr, informerLog{tag, before[tag], steady, caches[tag]}, want, fail)
+	}
+	lr.Verdict.SteadyExcuse = rep.labExcuse(lr)
+	lr.Verdict.Recovered = rep.recovered(lr.Verdict)
+	return lr
+}
+
+// readLab takes the lab's facts from its records: its SETUP records, its informers' tags and
+// the watches they made after an injected fault; it returns each informer's cache at stop.
+func (rep *Report) readLab(lr *LabReport, recs []record.Record) map[string]*record.Record {
+	caches := map[string]*record.Record{}
+	tags := map[string]bool{}
+	for _, r := range recs {
+		switch {
+		case r.Kind == record.HTTP && r.Tag != "":
+			tags[r.Tag] = true
+			if !rep.InjectedAt.IsZero() && r.Time.After(rep.InjectedAt) && record.IsWatch(r) && r.Status == 200 {
+				lr.Rewatch[r.Tag]++
+			}
+		case r.Kind != record.Setup:
+		case r.Step == record.StepClientGo:
+			lr.ClientGo = r.Value
+		case r.Step == record.StepGate:
+			lr.Gate, lr.GateHow = r.Value, r.Detail
+		case r.Step == record.StepKind:
+			lr.Kind = r.Value
+		case r.Step == record.StepFault:
+			rep.Faults = append(rep.Faults, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", lr.Name, r.Tag, r.Value, record.Scrub(r.Detail))))
+		case r.Step == record.StepStore:
+			caches[r.Tag] = &r
+		case r.Step == record.StepBroken:
+			lr.Broken[r.Tag]++
+		case r.Step == record.StepSynced && r.Stats != nil:
+			// A lab reports synced once per informer; were there a second, it would count
+			// steady-phase traffic too.
+			if _, ok := lr.Received[r.Tag]; !ok {
+				lr.Received[r.Tag] = *r.Stats
+			}
+		}
+	}
+	lr.Tags = sortedSet(tags)
+	return caches
+}
+
+// checkLab checks what concerns the lab as a whole: its informers made requests and synced,
+// its direct List() was made where the scenario asks for one and returned.
+func (rep *Report) checkLab(lr *LabReport, fail failFunc) {
+	fault := rep.scenario().Check == record.CheckFault
 	if len(lr.Tags) == 0 {
 		fail("no HTTP records: the informers made no requests")
 	}
-	lr.Direct = directList(lab.Direct)
 	switch {
-	case rep.Scenario == record.ScenarioDirect && lr.Direct == nil:
+	case rep.scenario().Check == record.CheckDirectList && lr.Direct == nil:
 		fail("no direct List() recorded (was the lab started with -direct-list?)")
 	case !fault && lr.Direct != nil && (!lr.Direct.Returned || strings.HasPrefix(lr.Direct.Result, "failed")):
 		fail("direct List() %s", lr.Direct.Result)
 	}
-	for _, t := range unsynced {
+	for _, t := range lr.Unsynced {
 		if !fault {
 			fail("%s never synced", t)
 		}
 	}
-	for _, tag := range lr.Tags {
-		// Each informer's handshake ends at its own sync: a watch it re-established before the
-		// other informer synced (a short watch timeout) is not part of it.
-		h := handshake(tag, before[tag], want)
-		lr.Sync[tag] = h
-		for _, p := range h.Problems {
-			fail("%s", p)
-		}
-		w := watcher(tag, steady, rep.Writes, h.SyncRV)
-		lr.Watchers[tag] = w
-		steps := Steps(lr.After[tag], time.Time{})
-		lr.Reread[tag] = reread(steps)
-		// After an injected fault a reflector may relist and see writes again: the claim that
-		// holds then is recovery (a new watch, a cache equal to the server's), not the sequence.
-		// So it is after a relist or a new stream when watches end on their own (reconnect); a
-		// reflector that only watched again from its last rv must still have seen every write.
-		rewatched := rep.Scenario == record.ScenarioReconnect && lr.Reread[tag]
-		// Given a time to sync (fault scenarios, informer kinds), an informer that did not is
-		// reported once, as not synced; its steady phase and its empty cache say nothing more.
-		waitedFor := rep.SyncWait > 0 && slices.Contains(unsynced, tag)
-		if w.Mismatch != "" && rep.Injected == "" && !rewatched && !waitedFor {
-			fail("%s: %s", tag, w.Mismatch)
-		}
-		if rep.Injected != "" && lr.Rewatch[tag] == 0 {
-			fail("%s: no new watch after the injected fault: it did not reconnect", tag)
-		}
-		switch synced := !slices.Contains(unsynced, tag); {
-		case rep.Scenario == record.ScenarioReconnect:
-			lr.Rewatch[tag] = rewatches(steps)
-			if lr.Rewatch[tag] == 0 && synced {
-				fail("%s: no watch re-established in the reconnect scenario (did the proxy end the watches?)", tag)
-			}
-		case record.IsRecovery(rep.Scenario):
-			if rep.Injected != "" && synced && FirstResync(Steps(lr.After[tag], rep.InjectedAt)) < 0 {
-				fail("%s: not back in sync after the injected fault (no plain watch, no completed stream)", tag)
-			}
-		}
-		if rep.FreshList != nil && !(fault && slices.Contains(unsynced, tag)) && !waitedFor {
-			lr.Caches[tag] = cacheDiff(caches[tag], rep.FreshList)
-			if lr.Caches[tag] != "" {
-				fail("%s: cache at stop differs from a fresh LIST: %s", tag, lr.Caches[tag])
-			}
-		}
+}
+
+// informerLog is what one informer's judgement reads: its handshake (its records up to its own
+// sync), the lab's steady phase and its cache at stop.
+type informerLog struct {
+	tag    string
+	before []record.Record
+	steady []record.Record
+	cache  *record.Record
+}
+
+// judgeInformer judges one informer: its handshake against want, its steady events against the
+// writes, its watches again and its recovery as the scenario's Check asks, its cache against
+// the fresh LIST; it adds its part to the lab's verdict.
+func (rep *Report) judgeInformer(lr *LabReport, in informerLog, want string, fail failFunc) {
+	iv := InformerVerdict{Tag: in.tag, Synced: !slices.Contains(lr.Unsynced, in.tag)}
+	rep.judgeHandshake(lr, &iv, in.before, want, fail)
+	rep.judgeSteady(lr, &iv, in.steady, fail)
+	rep.judgeRewatch(lr, &iv, fail)
+	rep.judgeCache(lr, iv, in.cache, fail)
+	lr.Verdict.Informers = append(lr.Verdict.Informers, iv)
+}
+
+// judgeHandshake checks the informer's handshake against want. Each informer's handshake ends
+// at its own sync: a watch it re-established before the other informer synced (a short watch
+// timeout) is not part of it.
+func (rep *Report) judgeHandshake(lr *LabReport, iv *InformerVerdict, before []record.Record, want string, fail failFunc) {
+	h := handshake(iv.Tag, before, want, lr.After[iv.Tag]...)
+	lr.Sync[iv.Tag] = h
+	for _, p := range h.Problems {
+		fail("%s", p)
 	}
-	return lr
+	if h.Cut > 0 {
+		lr.Verdict.Findings = append(lr.Verdict.Findings, cutFinding(iv.Tag, h.Cut, rep.scenario().Rewatches))
+	}
+	iv.Agrees = lr.Want == "" || (h.judgedShape() == lr.Want && iv.Synced)
+}
+
+// waitedFor says the run gave its informers a time to sync (fault scenarios, informer kinds)
+// and this one did not: it is reported once, as not synced; its steady phase and its empty
+// cache say nothing more.
+func (rep *Report) waitedFor(iv InformerVerdict) bool { return rep.SyncWait > 0 && !iv.Synced }
+
+// judgeSteady compares the informer's steady events with the writes, unless excused.
+func (rep *Report) judgeSteady(lr *LabReport, iv *InformerVerdict, steady []record.Record, fail failFunc) {
+	w := rep.steadyWatcher(iv.Tag, steady, lr.Sync[iv.Tag])
+	lr.Watchers[iv.Tag] = w
+	iv.After = Steps(lr.After[iv.Tag], time.Time{})
+	lr.Reread[iv.Tag] = reread(iv.After)
+	iv.Excuse, iv.Steady = rep.steadyExcuse(lr.Reread[iv.Tag]), rep.steadyText(w, iv.Synced)
+	if w.Mismatch != "" && iv.Excuse == "" && !rep.waitedFor(*iv) {
+		fail("%s: %s", iv.Tag, w.Mismatch)
+	}
+}
+
+// judgeRewatch checks the informer watched again: after an injected fault (and came back in
+// sync, where the scenario is a Recovery), and where the scenario's Check is how watchers
+// re-establish their watches.
+func (rep *Report) judgeRewatch(lr *LabReport, iv *InformerVerdict, fail failFunc) {
+	tag, s := iv.Tag, rep.scenario()
+	if rep.Injected != "" && lr.Rewatch[tag] == 0 {
+		fail("%s: no new watch after the injected fault: it did not reconnect", tag)
+	}
+	if rep.Injected != "" || !rep.InjectedAt.IsZero() {
+		iv.Recovery, iv.Back = recovery(lr.After[tag], rep.InjectedAt)
+	}
+	switch {
+	case s.Check == record.CheckRewatch:
+		lr.Rewatch[tag] = rewatches(iv.After)
+		if lr.Rewatch[tag] == 0 && iv.Synced {
+			fail("%s: no watch re-established in the %s scenario (did the proxy end the watches?)", tag, rep.Scenario)
+		}
+	case s.Recovery && rep.Injected != "" && iv.Synced && !iv.Back:
+		fail("%s: not back in sync after the injected fault (no plain watch, no completed stream)", tag)
+	}
+}
+
+// judgeCache compares the informer's cache at stop with the fresh LIST: a difference is lost or
+// stale data. An informer that never synced against a fault, or in the time it was given, has
+// no cache to speak of.
+func (rep *Report) judgeCache(lr *LabReport, iv InformerVerdict, cache *record.Record, fail failFunc) {
+	if rep.FreshList == nil || (rep.scenario().Check == record.CheckFault && !iv.Synced) || rep.waitedFor(iv) {
+		return
+	}
+	lr.Caches[iv.Tag] = cacheDiff(cache, rep.FreshList)
+	if lr.Caches[iv.Tag] != "" {
+		fail("%s: cache at stop differs from a fresh LIST: %s", iv.Tag, lr.Caches[iv.Tag])
+	}
+}
+
+// steadyWatcher compares an informer's steady events with the writes made after its sync. An
+// informer whose initial stream was cut and whose end bookmark came only after it reported
+// synced (so its handshake has no sync rv) has its initial state at that bookmark: the events
+// up to it are that state, not writes.
+func (rep *Report) steadyWatcher(tag string, steady []record.Record, h Handshake) *Watcher {
+	if h.Cut == 0 || h.SyncRV != "" {
+		return watcher(tag, steady, rep.Writes, h.SyncRV)
+	}
+	end := slices.IndexFunc(steady, func(r record.Record) bool { return r.Tag == tag && record.IsEndBookmark(r) })
+	if end < 0 {
+		return watcher(tag, steady, rep.Writes, "")
+	}
+	rest := slices.Concat(slices.DeleteFunc(slices.Clone(steady[:end]), func(r record.Record) bool { return r.Tag == tag }), steady[end+1:])
+	return watcher(tag, rest, rep.Writes, steady[end].RV)
 }
 
 // cacheDiff says how an informer's cache at stop differs from the server's LIST ("" = same
@@ -283,10 +384,13 @@ func cacheDiff(cache, list *record.Record) string {
 	return strings.Join(diffs, "; ")
 }
 
-// resolveDeleteRVs fills in the rv of each DELETE the harness could not learn: the apiserver
-// answers a ConfigMap DELETE with a Status, not the object, so the deletion's rv exists only on
-// the DELETED events. The rv most watchers report is taken; every watcher must then agree with
-// it, which is the claim under test (one write, one rv, on every stream). Returns how many.
+// resolveDeleteRVs fills in the rv of each DELETE whose MUTATOR record has none. The writer
+// records a deletion's rv (lab/mutator's Apply reads it from the deleted object the apiserver
+// answers with), so only two kinds of log lack it: those written before it did (compare's
+// committed runs under testdata/runs), and a DELETE whose answer did not parse. The deletion's
+// rv is then on the DELETED events alone: the rv most watchers report is taken; every watcher
+// must then agree with it, which is the claim under test (one write, one rv, on every stream).
+// Returns how many.
 func resolveDeleteRVs(writes []record.Record, labs []*Lab) int {
 	n := 0
 	for i, wr := range writes {
@@ -352,6 +456,20 @@ func watcher(tag string, steady, writes []record.Record, syncRV string) *Watcher
 	return w
 }
 
+// Delivery is the watcher's event that delivered write wr (record.Delivers), the first if
+// several did.
+func (w *Watcher) Delivery(wr record.Record) (record.Record, bool) {
+	if w == nil {
+		return record.Record{}, false
+	}
+	for _, ev := range w.Events {
+		if record.Delivers(wr, ev) {
+			return ev, true
+		}
+	}
+	return record.Record{}, false
+}
+
 func writeText(wr record.Record) string {
 	return record.EventLine(record.EventFor(wr.Event), wr.Namespace, wr.Name, wr.RV)
 }
@@ -375,21 +493,24 @@ func rvAfter(rv, sync string) bool {
 // fanOutSkew measures, for each write, the spread between the first and the last watcher
 // (of any lab) to receive its event.
 func fanOutSkew(rep *Report) Skew {
-	seen := map[string][]time.Time{} // write rv -> event times, one per watcher
 	var sk Skew
+	var watchers []*Watcher
 	for _, lab := range rep.Labs {
 		for _, tag := range lab.Tags {
-			sk.Watchers++
-			for _, ev := range lab.Watchers[tag].Events {
-				if ev.Event != record.EventBookmark && ev.Event != record.EventError {
-					seen[ev.RV] = append(seen[ev.RV], ev.Time)
-				}
+			watchers = append(watchers, lab.Watchers[tag])
+		}
+	}
+	sk.Watchers = len(watchers)
+	seen := make([][]time.Time, len(rep.Writes)) // per write, one time per watcher that saw it
+	for i, wr := range rep.Writes {
+		for _, w := range watchers {
+			if ev, ok := w.Delivery(wr); ok {
+				seen[i] = append(seen[i], ev.Time)
 			}
 		}
 	}
 	var spreads []time.Duration
-	for _, wr := range rep.Writes {
-		ts := seen[wr.RV]
+	for _, ts := range seen {
 		if len(ts) < 2 {
 			continue
 		}

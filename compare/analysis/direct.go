@@ -1,10 +1,6 @@
 package analysis
 
-import (
-	"fmt"
-
-	"informer-lab/record"
-)
+import "informer-lab/record"
 
 // DirectList is what a lab's one direct typed List() did (lab -direct-list): the call a
 // controller makes outside its informers. With the WatchListClient gate on, client-go
@@ -52,15 +48,13 @@ func directList(recs []record.Record) *DirectList {
 	if n := len(toks); n >= 2 && toks[0] == record.TokenStream && toks[n-1] == record.TokenList {
 		switch {
 		case endBookmark && noBlueprint:
-			// client-go v0.32/v0.33: `"kubernetes.io/initial-events-list-blueprint" annotation is
-			// missing content` (kubernetes/kubernetes#138167)
-			d.Fallback = "blueprint annotation missing"
+			d.Fallback = FallbackBlueprint
 		case len(d.Warnings) > 0:
 			d.Fallback = d.Warnings[0]
 		default:
 			d.Fallback = "stream given up"
 		}
-		d.Label = fmt.Sprintf("STREAM→fallback: %s (%d req)", d.Fallback, n)
+		d.Label = fallbackLabel(d.Fallback, n)
 		return d
 	}
 	_, d.Label = record.Classify(reqs)

@@ -83,7 +83,7 @@ type verdictColumn struct {
 const receivedTitle = "received\nto sync"
 
 // Verdict builds the verdict table. Which columns it has depends on the run: the steady
-// columns only when there was something to see, the direct List(), reconnect and fault
+// columns only when there was something to see, the direct List(), watches-again and fault
 // columns only in the scenarios that have them.
 func (r *Report) Verdict() Verdict { return r.verdict(true) }
 
@@ -161,31 +161,12 @@ func (r *Report) verdictColumns() []verdictColumn {
 	if slices.ContainsFunc(r.Labs, hasStats) {
 		cols = append(cols, verdictColumn{receivedTitle, receivedCell})
 	}
-	fault := record.IsFaultScenario(r.Scenario)
-	if fault {
-		// Nothing is expected of a server that does not play along: whether and when each
-		// informer synced is the answer.
-		cols = append(cols, verdictColumn{"synced", plain(func(l *LabReport) string {
-			return same(l, func(tag string) string { return r.syncedIn(l, tag) })
-		})})
-	} else {
-		cols = append(cols, verdictColumn{"expected\nby gates", expectedCell})
-		if r.Kind() != "" {
-			// An informer kind may not follow the protocol: say whether and when each synced.
-			cols = append(cols, verdictColumn{"synced", plain(func(l *LabReport) string {
-				return same(l, func(tag string) string {
-					if slices.Contains(l.Unsynced, tag) {
-						return r.syncedIn(l, tag)
-					}
-					return "yes"
-				})
-			})})
-		}
-	}
+	fault := r.scenario().Check == record.CheckFault
+	cols = append(cols, r.syncColumns(fault)...)
 	if r.hasSteady() && !fault {
 		cols = append(cols,
 			verdictColumn{"events\n/calls", eventsCell},
-			verdictColumn{"rvs =\nwrites", r.rvsCell})
+			verdictColumn{"rvs =\nwrites", rvsCell})
 	}
 	if r.FreshList != nil {
 		cols = append(cols, verdictColumn{"cache\n= LIST", cacheCell})
@@ -195,7 +176,7 @@ func (r *Report) verdictColumns() []verdictColumn {
 			verdictColumn{"direct\nList()", directCell},
 			verdictColumn{"direct\nitems", directItemsCell})
 	}
-	if r.Scenario == record.ScenarioReconnect {
+	if r.scenario().Check == record.CheckRewatch {
 		cols = append(cols, verdictColumn{"watches\nagain", plain(func(l *LabReport) string {
 			return same(l, func(tag string) string { return strconv.Itoa(l.Rewatch[tag]) })
 		})})
@@ -203,6 +184,30 @@ func (r *Report) verdictColumns() []verdictColumn {
 	if r.Injected != "" {
 		cols = append(cols, verdictColumn{"broken\n/after", plain(func(l *LabReport) string {
 			return same(l, func(tag string) string { return fmt.Sprintf("%d/%d", l.Broken[tag], l.Rewatch[tag]) })
+		})})
+	}
+	return cols
+}
+
+// syncColumns say whether the handshakes are the ones the gates imply and, where informers may
+// not sync, whether and when they did. Nothing is expected of a server that does not play
+// along (fault): whether and when each informer synced is the answer.
+func (r *Report) syncColumns(fault bool) []verdictColumn {
+	if fault {
+		return []verdictColumn{{"synced", plain(func(l *LabReport) string {
+			return same(l, func(tag string) string { return r.syncedIn(l, tag) })
+		})}}
+	}
+	cols := []verdictColumn{{"expected\nby gates", expectedCell}}
+	if r.Kind() != "" {
+		// An informer kind may not follow the protocol: say whether and when each synced.
+		cols = append(cols, verdictColumn{"synced", plain(func(l *LabReport) string {
+			return same(l, func(tag string) string {
+				if slices.Contains(l.Unsynced, tag) {
+					return r.syncedIn(l, tag)
+				}
+				return "yes"
+			})
 		})})
 	}
 	return cols
@@ -256,14 +261,16 @@ var shortObjects = strings.NewReplacer(
 	", then ", " + ",
 )
 
+// syncCell is the first informer's handshake; its footnotes say where another informer's
+// differs, why a stream was given up, and what the verdict found (LabVerdict.Findings).
 func syncCell(l *LabReport) (string, []string) {
 	text, notes := informerCell(l, "initial sync", shortLabel, func(h Handshake) string { return h.Label })
 	for _, tag := range l.Tags {
 		if f := l.Sync[tag].Fallback; f != "" {
-			notes = append(notes, "initial sync: the stream was given up for a LIST: "+f)
+			notes = append(notes, GivenUp("initial sync", f))
 		}
 	}
-	return text, notes
+	return text, append(notes, l.Verdict.Findings...)
 }
 
 func objectsCell(l *LabReport) (string, []string) {
@@ -380,10 +387,7 @@ func FormatBytes(n int64) string {
 }
 
 func expectedCell(l *LabReport) (string, []string) {
-	var problems []string
-	for _, tag := range l.Tags {
-		problems = append(problems, l.Sync[tag].Problems...)
-	}
+	problems := handshakeProblems(l)
 	switch {
 	case l.Want == "":
 		return "?", []string{"no SETUP gate record: cannot tell which handshake to expect"}
@@ -400,18 +404,15 @@ func eventsCell(l *LabReport) (string, []string) {
 	}), nil
 }
 
-// rvsCell says whether the steady events are the harness's writes, with their rvs; after a
-// fault, or a relist in the reconnect scenario, a difference is allowed ("n/a").
-func (r *Report) rvsCell(l *LabReport) (string, []string) {
-	bad := l.steadyProblems()
-	why := strings.Join(bad, "; ")
+// rvsCell says whether the steady events are the harness's writes, with their rvs; where the
+// verdict excuses a difference (LabVerdict.SteadyExcuse), it is allowed ("n/a").
+func rvsCell(l *LabReport) (string, []string) {
+	why := strings.Join(l.steadyProblems(), "; ")
 	switch {
-	case len(bad) == 0:
+	case why == "":
 		return "yes", nil
-	case r.Injected != "":
-		return "n/a", []string{"steady rvs not required to be the writes after a fault: " + why}
-	case r.Scenario == record.ScenarioReconnect && len(l.Unsynced) == 0 && allReread(l):
-		return "n/a", []string{"steady rvs not required to be the writes after a relist or a new stream: " + why}
+	case l.Verdict.SteadyExcuse != "":
+		return "n/a", []string{"steady rvs not required to be the writes " + l.Verdict.SteadyExcuse + ": " + why}
 	}
 	return "NO", []string{"steady events are not the harness's writes: " + why}
 }
@@ -446,7 +447,7 @@ func directCell(l *LabReport) (string, []string) {
 		return d.Label, nil
 	}
 	return strings.Replace(d.Label, "fallback: "+d.Fallback, "LIST", 1),
-		[]string{"direct List(): the stream was given up for a LIST: " + d.Fallback}
+		[]string{GivenUp("direct List()", d.Fallback)}
 }
 
 var returned = regexp.MustCompile(`^returned ([0-9]+) items?\b`)

@@ -31,6 +31,35 @@ func (r *Report) WriteText(w io.Writer) { r.write(w, false) }
 func (r *Report) WriteDetail(w io.Writer) { r.write(w, true) }
 
 func (r *Report) write(w io.Writer, detail bool) {
+	if !r.writeHeader(w) {
+		fmt.Fprintf(w, "no labs\nVERDICT: fails\n")
+		return
+	}
+	if len(r.Diffs) == 0 {
+		fmt.Fprintf(w, "\nonly one lab: nothing to diff\n")
+	}
+	for _, d := range r.Diffs {
+		fmt.Fprintf(w, "\n== %s: %s vs %s ==\n", d.Phase, d.Lab, d.Base)
+		if d.Text == "" {
+			fmt.Fprintf(w, "identical (%d lines)\n", d.Lines)
+		} else {
+			io.WriteString(w, d.Text)
+		}
+	}
+	fmt.Fprintf(w, "\n== verdict ==\n")
+	for _, line := range r.TerminalVerdict(TermWidth).Lines(TermWidth) {
+		fmt.Fprintln(w, line)
+	}
+	if detail {
+		fmt.Fprintf(w, "\n== verdict, every fact (one column per lab) ==\n")
+		writeTable(w, r.Table())
+	}
+	r.writeEnd(w)
+}
+
+// writeHeader writes what the run was: its server, scenario, proxy, kind, labs and writes. It
+// reports whether the run had labs; without any there is nothing more to say.
+func (r *Report) writeHeader(w io.Writer) bool {
 	gates := r.ServerGates
 	if gates == "" {
 		gates = "defaults"
@@ -39,7 +68,7 @@ func (r *Report) write(w io.Writer, detail bool) {
 	for i, l := range r.Labs {
 		names[i] = l.Name
 	}
-	say := func(format string, args ...any) { writeWrapped(w, fmt.Sprintf(format, args...), "  ") }
+	say := sayer(w)
 	fmt.Fprintf(w, "informer-lab compare: %s\n", r.Dir)
 	say("server: %s (feature gates: %s)", r.Server, gates)
 	if r.Scenario != "" {
@@ -52,35 +81,20 @@ func (r *Report) write(w io.Writer, detail bool) {
 		say("informer kind: %s", k)
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(w, "no labs\nVERDICT: fails\n")
-		return
+		return false
 	}
 	say("labs: %s (baseline: %s)", strings.Join(names, ", "), names[0])
 	fmt.Fprintf(w, "harness writes: %d\n", len(r.Writes))
 	if r.DeleteRVs > 0 {
-		say("(%d DELETE rvs taken from the watchers' DELETED events: the apiserver answers a DELETE with a Status, so every watcher must agree on it)", r.DeleteRVs)
+		say("(%d DELETE rvs taken from the watchers' DELETED events: the log's DELETE records have none (written before the writer recorded a deletion's rv, or its answer did not parse), so every watcher must agree on it)", r.DeleteRVs)
 	}
+	return true
+}
 
-	if len(r.Diffs) == 0 {
-		fmt.Fprintf(w, "\nonly one lab: nothing to diff\n")
-	}
-	for _, d := range r.Diffs {
-		fmt.Fprintf(w, "\n== %s: %s vs %s ==\n", d.Phase, d.Lab, d.Base)
-		if d.Text == "" {
-			fmt.Fprintf(w, "identical (%d lines)\n", d.Lines)
-		} else {
-			io.WriteString(w, d.Text)
-		}
-	}
-
-	fmt.Fprintf(w, "\n== verdict ==\n")
-	for _, line := range r.TerminalVerdict(TermWidth).Lines(TermWidth) {
-		fmt.Fprintln(w, line)
-	}
-	if detail {
-		fmt.Fprintf(w, "\n== verdict, every fact (one column per lab) ==\n")
-		writeTable(w, r.Table())
-	}
+// writeEnd writes what follows the verdict: the fan-out skew, the faults, the conclusion and
+// the VERDICT line with the failures.
+func (r *Report) writeEnd(w io.Writer) {
+	say := sayer(w)
 	if r.Skew.Writes > 0 {
 		fmt.Fprintf(w, "fan-out skew over %d writes × %d watchers: min %s, median %s, max %s\n",
 			r.Skew.Writes, r.Skew.Watchers, ms(r.Skew.Min), ms(r.Skew.Median), ms(r.Skew.Max))
@@ -104,6 +118,11 @@ func (r *Report) write(w io.Writer, detail bool) {
 	}
 }
 
+// sayer writes a formatted line to w, wrapped (writeWrapped), its later lines indented.
+func sayer(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) { writeWrapped(w, fmt.Sprintf(format, args...), "  ") }
+}
+
 // writeWrapped writes s as lines of at most TermWidth columns.
 func writeWrapped(w io.Writer, s, indent string) {
 	for _, line := range Wrap(s, TermWidth, indent) {
@@ -114,68 +133,91 @@ func writeWrapped(w io.Writer, s, indent string) {
 // Table is every fact of the verdict in full: one row per fact, one column per lab; row 0
 // holds the lab names. WriteDetail writes it; the terminal shows Verdict instead.
 func (r *Report) Table() [][]string {
-	rows := [][]string{{""}}
-	add := func(title string, cell func(l *LabReport) string) {
-		row := []string{title}
-		for _, l := range r.Labs {
-			row = append(row, cell(l))
-		}
-		rows = append(rows, row)
-	}
+	t := factTable{labs: r.Labs, rows: [][]string{{""}}}
 	for _, l := range r.Labs {
-		rows[0] = append(rows[0], l.Name)
+		t.rows[0] = append(t.rows[0], l.Name)
 	}
-	add("client-go", func(l *LabReport) string { return orUnknown(l.ClientGo) })
-	add("WatchListClient gate", func(l *LabReport) string { return orUnknown(l.Gate) })
-	add("initial-sync requests", func(l *LabReport) string {
+	t.add("client-go", func(l *LabReport) string { return orUnknown(l.ClientGo) })
+	t.add("WatchListClient gate", func(l *LabReport) string { return orUnknown(l.Gate) })
+	r.handshakeFacts(&t)
+	r.steadyFacts(&t)
+	r.endFacts(&t)
+	return t.rows
+}
+
+// factTable is Table being built: one row per fact.
+type factTable struct {
+	labs []*LabReport
+	rows [][]string
+}
+
+// add adds the row of one fact: its title, then one cell per lab.
+func (t *factTable) add(title string, cell func(l *LabReport) string) {
+	row := []string{title}
+	for _, l := range t.labs {
+		row = append(row, cell(l))
+	}
+	t.rows = append(t.rows, row)
+}
+
+// handshakeFacts are the rows of the initial sync: the requests, against the gates, what they
+// brought, and what the verdict found in them.
+func (r *Report) handshakeFacts(t *factTable) {
+	t.add("initial-sync requests", func(l *LabReport) string {
 		return perInformer(l, func(h Handshake) string { return h.Label })
 	})
-	add("expected by gates", func(l *LabReport) string {
-		if l.Want == "" {
+	t.add("expected by gates", func(l *LabReport) string {
+		switch {
+		case l.Want == "":
 			return "unknown (no gate record)"
-		}
-		problems := 0
-		for _, tag := range l.Tags {
-			problems += len(l.Sync[tag].Problems)
-		}
-		if problems > 0 {
+		case len(handshakeProblems(l)) > 0:
 			return l.Want + ": NO, see below"
 		}
 		return l.Want + ": yes"
 	})
-	add("objects delivered", func(l *LabReport) string {
+	if slices.ContainsFunc(r.Labs, func(l *LabReport) bool { return len(l.Verdict.Findings) > 0 }) {
+		t.add("findings", func(l *LabReport) string { return orNone(strings.Join(l.Verdict.Findings, "; ")) })
+	}
+	t.add("objects delivered", func(l *LabReport) string {
 		return perInformer(l, func(h Handshake) string { return h.Objects })
 	})
-	add("Accept → content type", func(l *LabReport) string {
+	t.add("Accept → content type", func(l *LabReport) string {
 		return perInformer(l, func(h Handshake) string { return h.Wire })
 	})
 	if slices.ContainsFunc(r.Labs, hasStats) {
-		add("received until sync", func(l *LabReport) string {
-			return same(l, func(tag string) string {
-				s, ok := l.Received[tag]
-				switch {
-				case slices.Contains(l.Unsynced, tag):
-					return "never synced"
-				case !ok:
-					return "? (no stats in its SETUP synced record)"
-				}
-				text := fmt.Sprintf("%d B decoded", s.Bytes)
-				if s.Wire() != s.Bytes {
-					text += fmt.Sprintf(", %d B on the wire", s.Wire())
-				}
-				return text + fmt.Sprintf(" (%d req)", s.Requests)
-			})
-		})
+		t.add("received until sync", receivedFact)
 	}
 	if slices.ContainsFunc(r.Labs, anyEncoded) {
-		add("Content-Encoding until sync", func(l *LabReport) string {
+		t.add("Content-Encoding until sync", func(l *LabReport) string {
 			return perInformer(l, func(h Handshake) string {
 				text, _ := encodings(h)
 				return text
 			})
 		})
 	}
-	add("steady events seen", func(l *LabReport) string {
+}
+
+// receivedFact is what each informer's client read until it synced, in full.
+func receivedFact(l *LabReport) string {
+	return same(l, func(tag string) string {
+		s, ok := l.Received[tag]
+		switch {
+		case slices.Contains(l.Unsynced, tag):
+			return "never synced"
+		case !ok:
+			return "? (no stats in its SETUP synced record)"
+		}
+		text := fmt.Sprintf("%d B decoded", s.Bytes)
+		if s.Wire() != s.Bytes {
+			text += fmt.Sprintf(", %d B on the wire", s.Wire())
+		}
+		return text + fmt.Sprintf(" (%d req)", s.Requests)
+	})
+}
+
+// steadyFacts are the rows of the steady phase: what each watcher saw, against the writes.
+func (r *Report) steadyFacts(t *factTable) {
+	t.add("steady events seen", func(l *LabReport) string {
 		return perWatcher(l, func(w *Watcher) string {
 			s := fmt.Sprint(len(w.Events))
 			if w.Bookmarks > 0 {
@@ -184,24 +226,26 @@ func (r *Report) Table() [][]string {
 			return s
 		})
 	})
-	add("steady handler calls", func(l *LabReport) string {
+	t.add("steady handler calls", func(l *LabReport) string {
 		return perWatcher(l, func(w *Watcher) string { return fmt.Sprint(w.Handlers) })
 	})
-	add("steady rvs = harness writes", func(l *LabReport) string {
-		bad := l.steadyProblems()
-		if len(bad) == 0 {
+	t.add("steady rvs = harness writes", func(l *LabReport) string {
+		bad := strings.Join(l.steadyProblems(), "; ")
+		switch {
+		case bad == "":
 			return "yes"
+		case l.Verdict.SteadyExcuse != "":
+			return "not required " + l.Verdict.SteadyExcuse + ": " + bad
 		}
-		if r.Injected != "" {
-			return "not required after a fault: " + strings.Join(bad, "; ")
-		}
-		if r.Scenario == record.ScenarioReconnect && len(l.Unsynced) == 0 && allReread(l) {
-			return "not required after a relist or a new stream: " + strings.Join(bad, "; ")
-		}
-		return "NO: " + strings.Join(bad, "; ")
+		return "NO: " + bad
 	})
+}
+
+// endFacts are the rows of what the run ends with: the caches against a fresh LIST, the direct
+// List(), and the watches again (CheckRewatch) or after an injected fault.
+func (r *Report) endFacts(t *factTable) {
 	if r.FreshList != nil {
-		add("cache at stop = fresh LIST", func(l *LabReport) string {
+		t.add("cache at stop = fresh LIST", func(l *LabReport) string {
 			var bad []string
 			for _, tag := range l.Tags {
 				if d := l.Caches[tag]; d != "" {
@@ -215,44 +259,46 @@ func (r *Report) Table() [][]string {
 		})
 	}
 	if slices.ContainsFunc(r.Labs, func(l *LabReport) bool { return l.Direct != nil }) {
-		add("direct List() requests", func(l *LabReport) string {
-			if l.Direct == nil {
-				return "-"
-			}
-			return l.Direct.Label
-		})
-		add("direct List() result", func(l *LabReport) string {
-			if l.Direct == nil {
-				return "-"
-			}
-			return l.Direct.Result
-		})
+		t.add("direct List() requests", func(l *LabReport) string { return directFact(l, func(d *DirectList) string { return d.Label }) })
+		t.add("direct List() result", func(l *LabReport) string { return directFact(l, func(d *DirectList) string { return d.Result }) })
 	}
-	if r.Scenario == record.ScenarioReconnect {
-		add("watches re-established", func(l *LabReport) string {
+	if r.scenario().Check == record.CheckRewatch {
+		t.add("watches re-established", func(l *LabReport) string {
 			return perTag(l, func(tag string) string { return fmt.Sprint(l.Rewatch[tag]) })
 		})
 	}
 	if r.Injected != "" {
-		add("streams broken by the fault", func(l *LabReport) string {
+		t.add("streams broken by the fault", func(l *LabReport) string {
 			return perTag(l, func(tag string) string { return fmt.Sprint(l.Broken[tag]) })
 		})
-		add("watches after the fault", func(l *LabReport) string {
+		t.add("watches after the fault", func(l *LabReport) string {
 			return perTag(l, func(tag string) string { return fmt.Sprint(l.Rewatch[tag]) })
 		})
 	}
-	return rows
 }
 
-// allReread reports whether every informer of l whose events differ from the writes listed or
-// streamed again after its sync (which excuses the difference in the reconnect scenario).
-func allReread(l *LabReport) bool {
-	for _, tag := range l.Tags {
-		if l.Watchers[tag].Mismatch != "" && !l.Reread[tag] {
-			return false
-		}
+// directFact is one fact of the lab's direct List(), "-" without one.
+func directFact(l *LabReport, fact func(*DirectList) string) string {
+	if l.Direct == nil {
+		return "-"
 	}
-	return true
+	return fact(l.Direct)
+}
+
+// handshakeProblems are the problems of every informer's handshake of l.
+func handshakeProblems(l *LabReport) []string {
+	var problems []string
+	for _, tag := range l.Tags {
+		problems = append(problems, l.Sync[tag].Problems...)
+	}
+	return problems
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // perInformer shows informer A's value, and B's only where it differs.
@@ -276,9 +322,15 @@ func perWatcher(l *LabReport, cell func(*Watcher) string) string {
 
 // Conclusion says in one line what a reader can check against the diffs and the table.
 func (r *Report) Conclusion() string {
-	if record.IsFaultScenario(r.Scenario) {
+	if r.scenario().Check == record.CheckFault {
 		return r.faultConclusion()
 	}
+	return r.steadyConclusion() + " " + r.initialConclusion() + " " + r.gatesConclusion()
+}
+
+// steadyConclusion says whether every watcher saw the writes, or, after an injected fault,
+// whether every one recovered.
+func (r *Report) steadyConclusion() string {
 	watchers, bad := 0, ""
 	expected := map[int]bool{} // writes after each watcher's sync: the same for all when they synced together
 	for _, l := range r.Labs {
@@ -293,51 +345,52 @@ func (r *Report) Conclusion() string {
 			bad = fmt.Sprintf("%s: %s never synced", l.Name, strings.Join(l.Unsynced, ", "))
 		}
 	}
-	var steady string
-	if bad == "" {
-		writes := "the harness's writes after their sync"
-		if len(expected) == 1 {
-			for n := range expected {
-				writes = fmt.Sprintf("the same %d writes", n)
-			}
-		}
-		steady = fmt.Sprintf("Steady phase identical: all %d watchers saw %s with the same rvs", watchers, writes)
-		if r.Skew.Writes > 0 {
-			steady += fmt.Sprintf(" (fan-out skew median %s)", ms(r.Skew.Median))
-		}
-		steady += "."
-	} else {
-		steady = "Steady phase differs: " + bad + "."
-		if r.Scenario == record.ScenarioReconnect && len(r.Failures) == 0 {
-			steady = "Steady events differ from the writes after a relist or a new stream, as the reconnect scenario allows: " + bad + "."
+	switch {
+	case r.Injected != "" && len(r.Failures) == 0:
+		return fmt.Sprintf("After the injected fault %s, all %d watchers watched again and ended with caches equal to a fresh LIST.", r.Injected, watchers)
+	case r.Injected != "":
+		return "After the injected fault " + r.Injected + ", not every watcher recovered (see below)."
+	case bad != "" && r.scenario().Rewatches && len(r.Failures) == 0:
+		// No failure: every difference had the excuse such a scenario allows (steadyExcuse).
+		return "Steady events differ from the writes " + ExcuseReread + ", as the " + r.Scenario + " scenario allows: " + bad + "."
+	case bad != "":
+		return "Steady phase differs: " + bad + "."
+	}
+	writes := "the harness's writes after their sync"
+	if len(expected) == 1 {
+		for n := range expected {
+			writes = fmt.Sprintf("the same %d writes", n)
 		}
 	}
-	if r.Injected != "" {
-		steady = "After the injected fault " + r.Injected + ", "
-		if len(r.Failures) == 0 {
-			steady += fmt.Sprintf("all %d watchers watched again and ended with caches equal to a fresh LIST.", watchers)
-		} else {
-			steady += "not every watcher recovered (see below)."
-		}
+	steady := fmt.Sprintf("Steady phase identical: all %d watchers saw %s with the same rvs", watchers, writes)
+	if r.Skew.Writes > 0 {
+		steady += fmt.Sprintf(" (fan-out skew median %s)", ms(r.Skew.Median))
 	}
+	return steady + "."
+}
 
+// initialConclusion says whether the labs' initial syncs are alike.
+func (r *Report) initialConclusion() string {
+	label := func(h Handshake) string { return h.Label }
 	var shapes []string
 	same := true
 	for _, l := range r.Labs {
-		s := perInformer(l, func(h Handshake) string { return h.Label })
+		s := perInformer(l, label)
 		shapes = append(shapes, l.Name+" "+s)
-		same = same && s == perInformer(r.Labs[0], func(h Handshake) string { return h.Label })
+		same = same && s == perInformer(r.Labs[0], label)
 	}
-	initial := "Initial sync differs: " + strings.Join(shapes, ", ") + "."
 	if same {
-		initial = "Initial sync alike: all labs " + perInformer(r.Labs[0], func(h Handshake) string { return h.Label }) + "."
+		return "Initial sync alike: all labs " + perInformer(r.Labs[0], label) + "."
 	}
+	return "Initial sync differs: " + strings.Join(shapes, ", ") + "."
+}
 
-	gates := "Every handshake is the one its gate implies."
+// gatesConclusion says whether every handshake is the one its gate implies.
+func (r *Report) gatesConclusion() string {
 	if l, p := r.firstHandshakeProblem(); p != "" {
-		gates = fmt.Sprintf("Handshake not the one the gates imply: %s (gate %s) %s.", l.Name, orUnknown(l.Gate), p)
+		return fmt.Sprintf("Handshake not the one the gates imply: %s (gate %s) %s.", l.Name, orUnknown(l.Gate), p)
 	}
-	return steady + " " + initial + " " + gates
+	return "Every handshake is the one its gate implies."
 }
 
 func (r *Report) firstHandshakeProblem() (*LabReport, string) {

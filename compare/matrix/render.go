@@ -12,17 +12,6 @@ import (
 	"informer-lab/record"
 )
 
-// scenarioDoc says what a scenario's table shows.
-var scenarioDoc = map[string]string{
-	record.ScenarioStartup:    "Initial sync only, no writes: the requests each informer made to sync, and the slowest informer's sync time. ⚠ marks a handshake that is not the one the gates imply.",
-	record.ScenarioDirect:     "Initial sync, then each lab's one typed `List()` of ConfigMaps, the call a controller makes outside its informers (tag DIRECT): the requests it sent. A fallback names client-go's reason.",
-	record.ScenarioSteady:     "Writes fan out: each informer's events against the harness's writes (same objects, same rvs), and against the other cells of the run.",
-	record.ScenarioReconnect:  "A proxy ends every watch after a few seconds: what each re-established watch sent (×N: how many rounds).",
-	record.ScenarioRestart:    "kube-apiserver killed and restarted: each informer's requests from the kill until it is back in sync, and the time from the restart to the slowest informer back.",
-	record.ScenarioRestartGap: "kube-apiserver killed, etcd written while it is down, restarted: its watch cache starts above every informer's rv. Each informer's requests from the kill until it is back in sync, and the time from the restart to the slowest informer back.",
-	record.ScenarioExpired:    "Labs cut off while the server moves past their rv (restart, etcd compaction): the 410 and how each informer re-syncs, and the time from their release to the slowest informer back.",
-}
-
 // extra is one annotation of a cell beside its verdict.
 type extra struct {
 	text  string
@@ -31,18 +20,19 @@ type extra struct {
 }
 
 func extras(c *Cell) []extra {
-	var out []extra
-	switch {
-	case c.NotApplicable:
+	if c.NotApplicable {
 		return nil
-	case (record.IsFaultScenario(c.Scenario) || c.Scenario == record.ScenarioStartup) && c.Synced:
-		out = append(out, extra{text: fmt.Sprintf("in %s", time.Duration(c.SyncMillis)*time.Millisecond)})
-	case c.Scenario == record.ScenarioStartup && c.SyncWait == "":
-		out = append(out, extra{text: fmt.Sprintf("%d ms", c.SyncMillis)})
-	case record.IsRecovery(c.Scenario):
-		if c.RecoverMillis != nil {
-			out = append(out, extra{text: backIn(*c.RecoverMillis)})
+	}
+	var out []extra
+	switch c.time() {
+	case recoveryTime:
+		out = append(out, extra{text: backIn(*c.RecoverMillis)})
+	case syncTime:
+		text := fmt.Sprintf("%d ms", c.SyncMillis)
+		if c.Synced {
+			text = fmt.Sprintf("in %s", time.Duration(c.SyncMillis)*time.Millisecond)
 		}
+		out = append(out, extra{text: text})
 	}
 	if !c.Agrees {
 		out = append(out, extra{text: "expected " + c.Expected, alert: true, icon: "⚠"})
@@ -57,6 +47,34 @@ func extras(c *Cell) []extra {
 		out = append(out, extra{text: plural(n, "problem"), alert: true, icon: "⚠"})
 	}
 	return out
+}
+
+// cellTime is which time a cell shows beside its verdict.
+type cellTime int
+
+const (
+	noTime       cellTime = iota
+	syncTime              // its slowest informer's sync (SyncMillis)
+	recoveryTime          // from the fault's end to its slowest informer back (RecoverMillis)
+)
+
+// time is the time the cell shows: its scenario's time column (Timed) measures recovery
+// (Recovery) or the sync. A sync time is shown where every informer synced, and where the
+// scenario's check is the handshake of a run that required every informer to sync (no sync
+// wait); an informer not synced has none to show otherwise.
+func (c *Cell) time() cellTime {
+	s := record.ScenarioOf(c.Scenario)
+	switch {
+	case c.NotApplicable || s.Timed == "":
+		return noTime
+	case s.Recovery && c.RecoverMillis != nil:
+		return recoveryTime
+	case s.Recovery:
+		return noTime
+	case c.Synced || (s.Check == record.CheckHandshake && c.SyncWait == ""):
+		return syncTime
+	}
+	return noTime
 }
 
 func backIn(ms int64) string {
@@ -74,16 +92,19 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// doc says what a scenario's table shows.
+// doc says what a scenario's table shows: its Shows, and, for a scenario whose Doc the harness
+// records (harnessDocumented: the fault family), what the harness recorded.
 func (r *Result) doc(sc string) string {
-	if record.IsFaultScenario(sc) {
-		return faultDoc + " " + r.Docs[sc]
+	s := record.ScenarioOf(sc)
+	if !harnessDocumented(s) {
+		return s.Shows
 	}
-	return scenarioDoc[sc]
+	return s.Shows + " " + r.Docs[sc]
 }
 
-// faultDoc says what a fault scenario's table shows.
-const faultDoc = "A proxy between every lab and kube-apiserver plays a server that does not follow the streaming-list protocol; each cell: did each informer sync and after how long (time on the wire from its first request), its requests in order, and what the lab's typed `List()`, made at once, did. \"not synced after T\" is a hang to a user."
+// harnessDocumented reports a scenario of the table whose Doc is not the table's but what the
+// harness records (the fault family's: each fault's own): a result keeps it (Result.Docs).
+func harnessDocumented(s record.Scenario) bool { return s.Check != 0 && s.Doc == "" }
 
 // header is the run's facts in one line, and the versions it covered.
 func (r *Result) header() (facts, versions string) {
@@ -350,19 +371,15 @@ func (r *Result) grid(t table) grid {
 	return g
 }
 
-// termCell is a cell's code, its time (startup, and a fault scenario's synced cells: the slowest
-// informer's sync; restart and
-// expired: from the server back to the slowest informer back) and "!" when the findings name it.
+// termCell is a cell's code, its time (Cell.time: the slowest informer's sync, or from the fault's
+// end to the slowest informer back) and "!" when the findings name it.
 func termCell(c *Cell, code string) gridCell {
 	cell := gridCell{text: code}
-	switch {
-	case c.NotApplicable:
-	case c.Scenario == record.ScenarioStartup && (c.Synced || c.SyncWait == ""), record.IsFaultScenario(c.Scenario) && c.Synced:
+	switch c.time() {
+	case syncTime:
 		cell.text += " " + shortSync(c.SyncMillis)
-	case record.IsRecovery(c.Scenario):
-		if c.RecoverMillis != nil {
-			cell.text += " " + shortBack(*c.RecoverMillis)
-		}
+	case recoveryTime:
+		cell.text += " " + shortBack(*c.RecoverMillis)
 	}
 	for _, e := range extras(c) {
 		cell.alert = cell.alert || e.alert
@@ -474,13 +491,8 @@ func (g grid) legend() []string {
 	}
 	out := []string{strings.Join(codes, " · ")}
 	var marks []string
-	switch g.scenario {
-	case record.ScenarioStartup:
-		marks = append(marks, "the time: the slowest informer's sync")
-	case record.ScenarioRestart, record.ScenarioRestartGap:
-		marks = append(marks, "the time: from kube-apiserver back to the slowest informer back in sync (0s: at once)")
-	case record.ScenarioExpired:
-		marks = append(marks, "the time: from the labs' release to the slowest informer back in sync (0s: at once)")
+	if t := record.ScenarioOf(g.scenario).Timed; t != "" {
+		marks = append(marks, t)
 	}
 	if slices.ContainsFunc(g.rows, func(row []gridCell) bool {
 		return slices.ContainsFunc(row, func(c gridCell) bool { return c.alert })
@@ -504,7 +516,7 @@ func (c *Cell) otherProblems() []string {
 		switch {
 		case !c.Agrees && strings.Contains(p, ": expected "+c.Expected+", saw "):
 		case c.Lost != "" && strings.Contains(p, "cache at stop differs from a fresh LIST"):
-		case c.Scenario == record.ScenarioSteady && strings.Contains(c.Verdict, p):
+		case record.ScenarioOf(c.Scenario).Check == record.CheckDelivery && strings.Contains(c.Verdict, p):
 		default:
 			out = append(out, p)
 		}

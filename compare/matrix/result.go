@@ -37,7 +37,8 @@ type Result struct {
 	Scenarios []string  `json:"scenarios"`    // one table each, in order
 	Cells     []Cell    `json:"cells"`
 	// Docs says what a scenario of the fault family did, as the harness recorded it: which
-	// report its fault reproduces. The other scenarios' tables are described by this package.
+	// report its fault reproduces. The other scenarios' tables are described by their entry of
+	// record.ScenarioTable (Shows).
 	Docs map[string]string `json:"docs,omitempty"`
 	// Kinds is the informer-kind axis (record.Kinds, in the order asked) of a grid that has one:
 	// each scenario then has one table per server, a column per kind, and every cell names its
@@ -160,7 +161,7 @@ func (r *Result) add(scenario, kind string, srv Server, rep *analysis.Report, ru
 	if !slices.Contains(r.Scenarios, scenario) {
 		r.Scenarios = append(r.Scenarios, scenario)
 	}
-	if record.IsFaultScenario(scenario) && rep.ScenarioDoc != "" {
+	if harnessDocumented(record.ScenarioOf(scenario)) && rep.ScenarioDoc != "" {
 		if r.Docs == nil {
 			r.Docs = map[string]string{}
 		}

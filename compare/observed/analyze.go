@@ -61,18 +61,16 @@ type Resource struct {
 	Events    map[string]int  // WATCH-EVENT records by type, in the whole log
 }
 
-// Handshake is how one client synced one resource, as far as the wire shows.
+// Handshake is how one client synced one resource, as far as the wire shows: its initial records
+// read as compare reads a lab's informer (analysis.DescribeInitial: Requests are its collection
+// GETs up to the sync point, every one of them when there is none; SyncRV is "" for a watch with
+// no LIST before it), and the sync point inferred from them.
 type Handshake struct {
-	Requests []record.Record // collection GETs up to the sync point (every one of them when there is none)
-	Shape    string          // record.Classify's shape
-	Label    string          // record.Classify's label, e.g. "LIST→WATCH (2 req)"
-	Synced   bool            // a sync point was found
-	SyncBy   string          // how it was found (SyncListWatch, SyncStream, SyncWatchOnly) or why not (NoSync...)
-	SyncAt   time.Time       // the sync point's record time
-	SyncRV   string          // the LIST's collection rv or the end bookmark's rv
-	SyncTime time.Duration   // from the first request sent to the sync point
-	Objects  string          // how the initial objects came, e.g. "LIST body: 5 items"
-	Fallback string          // why a stream that got through was given up for a LIST, when the log shows it
+	analysis.Initial
+	Synced   bool          // a sync point was found
+	SyncBy   string        // how it was found (SyncListWatch, SyncStream, SyncWatchOnly) or why not (NoSync...)
+	SyncAt   time.Time     // the sync point's record time
+	SyncTime time.Duration // from the first request sent to the sync point
 }
 
 // Bytes is what the log says one client received for one resource: LIST bodies and streams
@@ -244,36 +242,7 @@ func givenUp(bookmark record.Record, rest []record.Record) bool {
 
 // handshake describes the initial records of one resource.
 func handshake(initial []record.Record, synced bool, how string) Handshake {
-	h := Handshake{Synced: synced, SyncBy: how}
-	added, items, listed, noBlueprint := 0, 0, false, false
-	for _, r := range initial {
-		switch {
-		case r.Kind == record.HTTP:
-			h.Requests = append(h.Requests, r)
-			if record.Token(r) == record.TokenList && noBlueprint && h.Fallback == "" {
-				h.Fallback = "blueprint annotation missing"
-			}
-		case r.Kind == record.List:
-			listed, items, h.SyncRV = true, len(r.Items), r.RV
-		case record.IsEndBookmark(r):
-			h.SyncRV = r.RV
-			noBlueprint = noBlueprint || record.BlueprintMissing(r)
-		case r.Kind == record.WatchEvent && r.Event == record.EventAdded:
-			added++
-		}
-	}
-	h.Shape, h.Label = record.Classify(h.Requests)
-	switch {
-	case listed:
-		h.Objects = fmt.Sprintf("LIST body: %d items", items)
-		if added > 0 {
-			h.Objects += fmt.Sprintf(", then %d ADDED", added)
-		}
-	case how == SyncStream:
-		h.Objects = fmt.Sprintf("%d ADDED + BOOKMARK initial-events-end", added)
-	default:
-		h.Objects = fmt.Sprintf("%d ADDED, no LIST body", added)
-	}
+	h := Handshake{Initial: analysis.DescribeInitial(initial), Synced: synced, SyncBy: how}
 	if synced && len(initial) > 0 && len(h.Requests) > 0 {
 		h.SyncAt = initial[len(initial)-1].Time
 		h.SyncTime = h.SyncAt.Sub(sent(h.Requests[0]))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"informer-lab/compare/analysis"
@@ -103,41 +102,8 @@ func watchEnd(prev, r record.Record) string {
 	return s
 }
 
-// Sequence spells the steps after the sync point: each request with the ERROR events its
-// stream carried ("WATCH→410"), a run of the same once with its count ("STREAM(422)×2"), and
-// the number of requests: "WATCH→410→LIST→WATCH (3 req)"; "none" without any.
-func Sequence(steps []analysis.Step) string {
-	var units []string // a request and its ERROR events
-	reqs := 0
-	for _, s := range steps {
-		switch {
-		case s.Request:
-			reqs++
-			units = append(units, s.Token)
-		case len(units) > 0:
-			units[len(units)-1] += "→" + s.Token
-		default:
-			units = append(units, s.Token) // an ERROR on the stream the client synced on
-		}
-	}
-	if len(units) == 0 {
-		return "none"
-	}
-	var parts []string
-	for i := 0; i < len(units); {
-		n := 1
-		for i+n < len(units) && units[i+n] == units[i] {
-			n++
-		}
-		switch {
-		case n == 1:
-			parts = append(parts, units[i])
-		case strings.Contains(units[i], "→"):
-			parts = append(parts, fmt.Sprintf("(%s)×%d", units[i], n))
-		default:
-			parts = append(parts, fmt.Sprintf("%s×%d", units[i], n))
-		}
-		i += n
-	}
-	return fmt.Sprintf("%s (%d req)", strings.Join(parts, "→"), reqs)
-}
+// Sequence spells the steps after the sync point as analysis.Sequence does: each request with
+// the ERROR events its stream carried ("WATCH→410"), a run of the same once with its count
+// ("STREAM(422)×2"), and the number of requests: "WATCH→410→LIST→WATCH (3 req)"; "none"
+// without any.
+func Sequence(steps []analysis.Step) string { return analysis.Sequence(steps, "none") }

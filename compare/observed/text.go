@@ -187,7 +187,7 @@ func syncCell(res *Resource) (string, []string) {
 		notes = append(notes, h.SyncBy)
 	}
 	if h.Fallback != "" {
-		notes = append(notes, "initial sync: the stream was given up for a LIST: "+h.Fallback)
+		notes = append(notes, analysis.GivenUp("initial sync", h.Fallback))
 	}
 	return h.Label, append(notes, res.Problems...)
 }

@@ -36,6 +36,9 @@ type Lab struct {
 	Shape                         string // its handshake
 	ShapeB                        string // informer B's, when it differs from A's
 	Restream                      bool   // re-established watches ask for initial events again
+	// Cut is how many of its informers' initial streams (Shape Stream) end before their end
+	// bookmark, each followed by a new one: a watch timeout used up by the initial events.
+	Cut int
 }
 
 // watcher is one informer: what it last saw and its cache.
@@ -65,7 +68,9 @@ func New(scenario, server, gates string, labs ...Lab) *Run {
 	r := &Run{Logs: map[string][]record.Record{}, now: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), rv: 100, objects: map[string]string{}, timeout: 300}
 	r.harness(record.Record{Kind: record.Setup, Step: record.StepScenario, Value: scenario, Detail: "synthetic " + scenario})
 	r.harness(record.Record{Kind: record.Setup, Step: record.StepServer, Value: server, Detail: gates})
-	if scenario == "reconnect" || scenario == "expired" {
+	// The harness's implementations of these two put a proxy between the labs and the server
+	// (no property of the scenario says so: it is how each is played), and record it.
+	if scenario == record.ScenarioReconnect || scenario == record.ScenarioExpired {
 		r.harness(record.Record{Kind: record.Setup, Step: record.StepProxy, Value: "watch timeout 4s"})
 	}
 	for i := range 3 {
@@ -169,6 +174,14 @@ func (r *Run) stream(w *watcher, withBlueprint bool) {
 	w.store, w.lastRV = maps.Clone(r.objects), rv
 }
 
+// cutStream is a streaming list that ends before its end bookmark: one ADDED, then nothing.
+func (r *Run) cutStream(w *watcher) {
+	r.http(w, r.streamQuery(), 200, "")
+	it := r.items()[0]
+	r.emit(w, record.Record{Kind: record.WatchEvent, Event: record.EventAdded, Namespace: it.Namespace, Name: it.Name, RV: it.RV})
+	r.Sleep(4 * time.Second)
+}
+
 func (r *Run) handshake(w *watcher) {
 	shape := w.lab.Shape
 	if w.tag == "B" && w.lab.ShapeB != "" {
@@ -178,6 +191,9 @@ func (r *Run) handshake(w *watcher) {
 	case ListWatch:
 		r.list(w)
 	case Stream:
+		for range w.lab.Cut {
+			r.cutStream(w)
+		}
 		r.stream(w, true)
 	case Fallback:
 		r.http(w, r.streamQuery(), 422, "")
@@ -196,14 +212,13 @@ func (r *Run) handshake(w *watcher) {
 }
 
 // Write makes one harness write and delivers its event to every watcher that is not cut off
-// and not told to miss it. A DELETE's rv is not recorded by the harness (the apiserver answers
-// with a Status), as in real runs.
+// and not told to miss it. A DELETE's record carries the deletion's rv, as lab/mutator's Apply
+// records it.
 func (r *Run) Write(event, name string) {
 	rv := r.nextRV()
 	wr := record.Record{Kind: record.Mutator, Tag: record.TagWriter, Event: event, Namespace: "default", Name: name, RV: rv, Tick: r.rv}
-	watchEvent := map[string]string{"CREATE": "ADDED", "UPDATE": "MODIFIED", "DELETE": "DELETED"}[event]
-	if event == "DELETE" {
-		wr.RV = ""
+	watchEvent := record.EventFor(event)
+	if event == record.WriteDelete {
 		delete(r.objects, name)
 	} else {
 		r.objects[name] = rv
@@ -220,7 +235,7 @@ func (r *Run) Write(event, name string) {
 		r.emit(w, record.Record{Kind: record.WatchEvent, Event: watchEvent, Namespace: "default", Name: name, RV: rv})
 		r.emit(w, record.Record{Kind: record.Handler, Event: watchEvent, Namespace: "default", Name: name, RV: rv})
 		w.lastRV = rv
-		if event == "DELETE" {
+		if event == record.WriteDelete {
 			delete(w.store, name)
 		} else {
 			w.store[name] = rv
