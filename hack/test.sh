@@ -29,11 +29,14 @@ fi
 modules=(harness client-v031 client-v032 client-v033 client-v034 client-v035 client-v036 client-v037 lab compare envtestbin record)
 # Every module must also build on the other platforms the project supports (README: Platforms):
 # a go vet per module and target type-checks its code and tests with that target's build tags.
-# Every module for darwin/arm64 (the other system); lab, which holds every file with a build
-# constraint, for the other two targets too. Cold, each target compiles the seven client-go
-# versions again: the three for every module took longer than the tests themselves.
+# Every module for darwin/arm64 (the other system); lab and envtestbin, which hold every file
+# with a build constraint, for darwin/amd64 and linux/arm64 too. No file is chosen by its
+# architecture, and none by its system outside those two modules: lab's
+# TestBuildConstraintsAreCrossCompiled holds the project to it, so this covers every file on
+# every target. (Cold, each target compiles the seven client-go versions again: the three for
+# every module took longer than the tests themselves.)
 targets=(darwin/arm64)
-declare -A more_targets=([lab]="darwin/amd64 linux/arm64")
+declare -A more_targets=([lab]="darwin/amd64 linux/arm64" [envtestbin]="darwin/amd64 linux/arm64")
 logs=$(mktemp -d)
 trap 'rm -rf "${logs}"' EXIT
 start=${SECONDS}
@@ -49,6 +52,25 @@ for m in "${modules[@]}"; do [[ ${m} == client-v* ]] && labs+=("../${m}"); done
 # go test starts packages in the order it is given them, four at a time: the harness's longest
 # first, so that none of them waits for a slot behind a shorter one.
 declare -A first=([harness]="./internal/reliability ./internal/matrixrun ./internal/app ./internal/doccheck ./internal/proxy ./internal/observe")
+# Within a package, tests run one after another. The harness's longest each run in a go test
+# process of their own, at once with the rest of the module: a process of its own is also the
+# reaper of what its tests start, so a test's check that nothing outlived it sees only its own.
+declare -A apart=([harness]="./internal/reliability=TestSuiteFaults ./internal/matrixrun=TestReducedGrid ./internal/app=TestReportInBrowser|TestWorkspaceRunLinksPin")
+
+# test_module runs a module's vet and tests: its apart tests and the rest at once.
+test_module() {
+	local m=$1 shards=() rc=0 skip="" pkg tests
+	(cd "${m}" && GOWORK=off go vet ./...) || return 1
+	for shard in ${apart[${m}]:-}; do
+		pkg=${shard%%=*} tests=${shard#*=}
+		skip+="${skip:+|}${tests}"
+		(cd "${m}" && GOWORK=off go test -count=1 -timeout 20m -run "^(${tests})\$" "${pkg}") &
+		shards+=($!)
+	done
+	(cd "${m}" && GOWORK=off go test -p 4 -count=1 -timeout 20m ${skip:+-skip "^(${skip})\$"} ${first[${m}]:-} ./...) || rc=$?
+	for pid in ${shards[@]+"${shards[@]}"}; do wait "${pid}" || rc=$?; done
+	return "${rc}"
+}
 
 # Every test that needs kube-apiserver finds it built (once, by `make envtest`, which make test
 # runs first). Each module cross-compiles once every module's tests have ended: cold, that
@@ -58,7 +80,7 @@ for m in "${modules[@]}"; do
 	(
 		t0=${SECONDS}
 		rc=0
-		(cd "${m}" && GOWORK=off go vet ./... && GOWORK=off go test -p 4 -count=1 -timeout 20m ${first[${m}]:-} ./...) >"${logs}/${m}.out" 2>&1 || rc=$?
+		test_module "${m}" >"${logs}/${m}.out" 2>&1 || rc=$?
 		# Written whole, then renamed: the loop below must never read a half-written file.
 		echo "${rc} $((SECONDS - t0))" >"${logs}/${m}.rc.tmp" && mv "${logs}/${m}.rc.tmp" "${logs}/${m}.rc"
 		until (($(ls "${logs}"/*.rc | wc -l) == ${#modules[@]})); do sleep 1; done
@@ -95,7 +117,7 @@ while ((${#reported[@]} < ${#modules[@]})); do
 	sleep 1
 done
 tests_took=$((SECONDS - start))
-echo "cross-compiling every module for ${targets[*]}, and lab for ${more_targets[lab]} too (go vet per module and target)"
+echo "cross-compiling every module for ${targets[*]}, and lab and envtestbin for ${more_targets[lab]} too (go vet per module and target)"
 wait
 cross_took=$((SECONDS - start - tests_took))
 
@@ -113,4 +135,4 @@ if ((${#failed[@]} > 0)); then
 	echo "FAIL: ${failed[*]}"
 	exit 1
 fi
-echo "ok: all ${#modules[@]} modules passed, and build for ${targets[*]} (lab also for ${more_targets[lab]})"
+echo "ok: all ${#modules[@]} modules passed, and build for ${targets[*]} (lab and envtestbin also for ${more_targets[lab]})"

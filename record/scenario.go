@@ -51,6 +51,9 @@ type Scenario struct {
 	Rewatches bool
 	// DirectList: each lab makes its one typed List() outside its informers.
 	DirectList bool
+	// Proxy: the labs reach kube-apiserver through the harness's proxy, which ends, holds or
+	// rewrites what passes (its SETUP proxy record says how).
+	Proxy bool
 	// Timed says what the scenario's time column measures, "" when it has none.
 	Timed string
 }
@@ -90,7 +93,7 @@ var ScenarioTable = []Scenario{
 	{Name: ScenarioSteady, Check: CheckDelivery, Writes: true,
 		Doc:   "the seeded creates, updates and deletes fan out to every watcher",
 		Shows: "Writes fan out: each informer's events against the harness's writes (same objects, same rvs), and against the other cells of the run."},
-	{Name: ScenarioReconnect, Check: CheckRewatch, Writes: true, Rewatches: true,
+	{Name: ScenarioReconnect, Check: CheckRewatch, Writes: true, Rewatches: true, Proxy: true,
 		Doc:   "kube-apiserver ends every watch after a few seconds, as it does at the client's timeoutSeconds; each reflector re-establishes while the writes go on",
 		Shows: "A proxy ends every watch after a few seconds: what each re-established watch sent (×N: how many rounds)."},
 	{Name: ScenarioRestart, Check: CheckRecovery, Writes: true, Recovery: true, ServerProcesses: true, Timed: recoveryTime,
@@ -99,7 +102,7 @@ var ScenarioTable = []Scenario{
 	{Name: ScenarioRestartGap, Check: CheckRecovery, Writes: true, Recovery: true, ServerProcesses: true, Timed: recoveryTime,
 		Doc:   "kube-apiserver is killed half-way through the writes, etcd is written while it is down (its revision moves on), and it is started again: its watch cache starts above every lab's rv",
 		Shows: "kube-apiserver killed, etcd written while it is down, restarted: its watch cache starts above every informer's rv. Each informer's requests from the kill until it is back in sync, and the time from the restart to the slowest informer back."},
-	{Name: ScenarioExpired, Check: CheckRecovery, Writes: true, Recovery: true, ServerProcesses: true,
+	{Name: ScenarioExpired, Check: CheckRecovery, Writes: true, Recovery: true, ServerProcesses: true, Proxy: true,
 		Doc:   "the labs are cut off while the writer goes on, kube-apiserver restarts (its watch cache starts afresh) and etcd is compacted: every watch resumes from an rv the server no longer has",
 		Shows: "Labs cut off while the server moves past their rv (restart, etcd compaction): the 410 and how each informer re-syncs, and the time from their release to the slowest informer back.",
 		Timed: "the time: from the labs' release to the slowest informer back in sync (0s: at once)"},
@@ -107,7 +110,7 @@ var ScenarioTable = []Scenario{
 
 // faultFamily is what every "fault:NAME" scenario is; its Doc is the fault's, which the harness
 // records (compare reads it from the SETUP scenario record).
-var faultFamily = Scenario{Check: CheckFault, DirectList: true,
+var faultFamily = Scenario{Check: CheckFault, DirectList: true, Proxy: true,
 	Shows: "A proxy between every lab and kube-apiserver plays a server that does not follow the streaming-list protocol; each cell: did each informer sync and after how long (time on the wire from its first request), its requests in order, and what the lab's typed `List()`, made at once, did. \"not synced after T\" is a hang to a user.",
 	Timed: "the time: the slowest informer's sync"}
 

@@ -68,9 +68,9 @@ func New(scenario, server, gates string, labs ...Lab) *Run {
 	r := &Run{Logs: map[string][]record.Record{}, now: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), rv: 100, objects: map[string]string{}, timeout: 300}
 	r.harness(record.Record{Kind: record.Setup, Step: record.StepScenario, Value: scenario, Detail: "synthetic " + scenario})
 	r.harness(record.Record{Kind: record.Setup, Step: record.StepServer, Value: server, Detail: gates})
-	// The harness's implementations of these two put a proxy between the labs and the server
-	// (no property of the scenario says so: it is how each is played), and record it.
-	if scenario == record.ScenarioReconnect || scenario == record.ScenarioExpired {
+	// A scenario played through the harness's proxy has its SETUP proxy record (a fault
+	// scenario's would name its fault; synth makes none).
+	if record.ScenarioOf(scenario).Proxy {
 		r.harness(record.Record{Kind: record.Setup, Step: record.StepProxy, Value: "watch timeout 4s"})
 	}
 	for i := range 3 {

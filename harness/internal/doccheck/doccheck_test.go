@@ -3,11 +3,14 @@ package doccheck
 import (
 	"bytes"
 	"context"
-	"informer-lab/lab/lifecycle"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
+
+	"informer-lab/lab/lifecycle"
 
 	"informer-lab/harness/internal/app"
 	"informer-lab/harness/internal/labproc"
@@ -24,56 +27,31 @@ func TestMain(m *testing.M) { lifecycle.TestMain(m) }
 // this runs make compare's harness and each lab alone, for real, and looks each excerpt up
 // among what they printed (normalized as compare normalizes).
 func TestDocExcerptsAreReal(t *testing.T) {
-	var pool Pool
-
-	// The harness, as make compare runs it (and the variants HOW-IT-WORKS.md quotes: the server
-	// refusing to stream, a kube-apiserver killed mid-run, and killed with a write to etcd while it
-	// was down): its report, its status
-	// lines, every record's text.
-	// The variants' excerpts quote client-v031 and client-v032 only: the other labs would add time, not lines.
-	two := "client-v031,client-v032"
-	for _, args := range [][]string{nil, {"-labs", two, "-server-feature-gates", "WatchList=false"}, {"-labs", two, "-fault", "kill-apiserver"}, {"-labs", two, "-scenario", "restart-gap"}} {
-		out := t.TempDir()
-		var stdout, stderr bytes.Buffer
-		if code := app.Run(context.Background(), append([]string{"-out", out}, args...), &stdout, &stderr); code != 0 {
-			t.Fatalf("harness %v: exit %d\n%s\n%s", args, code, stdout.String(), stderr.String())
-		}
-		pool.Add(stdout.String())
-		pool.Add(stderr.String())
-		addRecords(t, &pool, filepath.Join(out, "*", "*.jsonl"))
+	// The runs are independent (each boots its own envtest) and mostly wait on their servers
+	// and labs: at once, they take the time of the longest instead of the sum.
+	var (
+		pool Pool
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+	)
+	for _, r := range excerptRuns(t) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			texts, err := r()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Error(err)
+			}
+			for _, text := range texts {
+				pool.Add(text)
+			}
+		}()
 	}
-
-	// Each lab alone, as `go run ./client-v0XX` runs it (text on stdout).
-	for _, lab := range []string{"client-v031", "client-v032"} {
-		bin, _, err := labproc.Build(context.Background(), filepath.Join(root, lab))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "-interval", "200ms", "-duration", "3s")
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%s alone: %v\n%s", lab, err, e.String())
-		}
-		pool.Add(o.String())
-		pool.Add(e.String())
-	}
-
-	// make observe, of kubectl get -w and of a lab with its gate on (HOW-IT-WORKS.md, "Any
-	// client, seen from outside"): what it printed and the text of every record it recorded.
-	lab, _, err := labproc.Build(context.Background(), filepath.Join(root, "client-v031"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cmd := range [][]string{{"kubectl", "get", "configmaps", "-w"}, {lab, "-kubeconfig", observe.KubeconfigArg, "-watch-list", "on"}} {
-		out := t.TempDir()
-		var stdout, stderr bytes.Buffer
-		if code := observe.Run(context.Background(), append([]string{"-out", out, "-for", "6s", "-interval", "300ms", "--"}, cmd...), &stdout, &stderr); code != 0 {
-			t.Fatalf("observe %v: exit %d\n%s\n%s", cmd, code, stdout.String(), stderr.String())
-		}
-		pool.Add(stdout.String())
-		pool.Add(stderr.String())
-		addRecords(t, &pool, filepath.Join(out, "*", observe.LogFile))
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
 	}
 
 	checked := 0
@@ -95,19 +73,79 @@ func TestDocExcerptsAreReal(t *testing.T) {
 	t.Logf("checked %d excerpt lines", checked)
 }
 
-// addRecords adds the text line of every record of the logs that glob matches.
-func addRecords(t *testing.T, pool *Pool, glob string) {
-	t.Helper()
+// A run is one of the commands whose output the docs quote: what it printed, and the text of
+// every record it wrote.
+type run func() ([]string, error)
+
+// excerptRuns are the runs the docs quote from.
+func excerptRuns(t *testing.T) []run {
+	var runs []run
+	// The harness, as make compare runs it (and the variants HOW-IT-WORKS.md quotes: the server
+	// refusing to stream, a kube-apiserver killed mid-run, and killed with a write to etcd while
+	// it was down). The variants' excerpts quote client-v031 and client-v032 only: the other
+	// labs would add time, not lines.
+	two := "client-v031,client-v032"
+	for _, args := range [][]string{nil, {"-labs", two, "-server-feature-gates", "WatchList=false"}, {"-labs", two, "-fault", "kill-apiserver"}, {"-labs", two, "-scenario", "restart-gap"}} {
+		out := t.TempDir()
+		runs = append(runs, func() ([]string, error) {
+			var stdout, stderr bytes.Buffer
+			if code := app.Run(context.Background(), append([]string{"-out", out}, args...), &stdout, &stderr); code != 0 {
+				return nil, fmt.Errorf("harness %v: exit %d\n%s\n%s", args, code, stdout.String(), stderr.String())
+			}
+			return records(filepath.Join(out, "*", "*.jsonl"), stdout.String(), stderr.String())
+		})
+	}
+	// Each lab alone, as `go run ./client-v0XX` runs it (text on stdout).
+	for _, lab := range []string{"client-v031", "client-v032"} {
+		runs = append(runs, func() ([]string, error) {
+			bin, _, err := labproc.Build(context.Background(), filepath.Join(root, lab))
+			if err != nil {
+				return nil, err
+			}
+			cmd := exec.Command(bin, "-interval", "200ms", "-duration", "3s")
+			var o, e bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &e
+			if err := cmd.Run(); err != nil {
+				return nil, fmt.Errorf("%s alone: %w\n%s", lab, err, e.String())
+			}
+			return []string{o.String(), e.String()}, nil
+		})
+	}
+	// make observe, of kubectl get -w and of a lab with its gate on (HOW-IT-WORKS.md, "Any
+	// client, seen from outside").
+	for _, cmd := range [][]string{{"kubectl", "get", "configmaps", "-w"}, {"LAB", "-kubeconfig", observe.KubeconfigArg, "-watch-list", "on"}} {
+		out := t.TempDir()
+		runs = append(runs, func() ([]string, error) {
+			if cmd[0] == "LAB" {
+				lab, _, err := labproc.Build(context.Background(), filepath.Join(root, "client-v031"))
+				if err != nil {
+					return nil, err
+				}
+				cmd = append([]string{lab}, cmd[1:]...)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := observe.Run(context.Background(), append([]string{"-out", out, "-for", "6s", "-interval", "300ms", "--"}, cmd...), &stdout, &stderr); code != 0 {
+				return nil, fmt.Errorf("observe %v: exit %d\n%s\n%s", cmd, code, stdout.String(), stderr.String())
+			}
+			return records(filepath.Join(out, "*", observe.LogFile), stdout.String(), stderr.String())
+		})
+	}
+	return runs
+}
+
+// records is texts and the text line of every record of the logs that glob matches.
+func records(glob string, texts ...string) ([]string, error) {
 	logs, _ := filepath.Glob(glob)
 	for _, l := range logs {
 		recs, err := record.ReadFile(l)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		for _, r := range recs {
-			pool.Add(r.Text())
+			texts = append(texts, r.Text())
 		}
 	}
+	return texts, nil
 }
 
 func TestExcerptsFindsMarkedBlocksOnly(t *testing.T) {

@@ -26,9 +26,13 @@ func Scenarios() []Scenario {
 	return append(append(append(faultScenarios(), badInputScenarios()...), securityScenarios()...), longRun())
 }
 
+// groupFault is the fault scenarios' group: make test runs them apart from the others
+// (TestSuiteFaults).
+const groupFault = "fault"
+
 func faultScenarios() []Scenario {
 	return []Scenario{
-		{"kube-apiserver SIGKILLed mid-run, restarted", "fault", "exit 0; every watcher reports its broken stream, watches again, ends with its cache equal to a fresh LIST; the fault is in the verdict",
+		{"kube-apiserver SIGKILLed mid-run, restarted", groupFault, "exit 0; every watcher reports its broken stream, watches again, ends with its cache equal to a fresh LIST; the fault is in the verdict",
 			func(ctx context.Context, e *Env) (string, error) {
 				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "kill-apiserver")
 				obs := fmt.Sprintf("exit %d", p.code)
@@ -47,12 +51,12 @@ func faultScenarios() []Scenario {
 				}
 				return obs + "; " + line(p.stdout, "After the injected fault"), nil
 			}},
-		{"etcd SIGKILLed mid-run", "fault", "exit 3 with an error that names etcd; all processes gone",
+		{"etcd SIGKILLed mid-run", groupFault, "exit 3 with an error that names etcd; all processes gone",
 			func(ctx context.Context, e *Env) (string, error) {
 				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "kill-etcd")
 				return badInput(p, 3, "etcd (pid")
 			}},
-		{"a lab crashes (SIGKILL) mid-run", "fault", "exit 3 naming the lab; the other lab stopped; every log kept and readable",
+		{"a lab crashes (SIGKILL) mid-run", groupFault, "exit 3 naming the lab; the other lab stopped; every log kept and readable",
 			func(ctx context.Context, e *Env) (string, error) {
 				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "crash-lab")
 				obs, err := badInput(p, 3, "lab client-v031 exited")
@@ -61,7 +65,7 @@ func faultScenarios() []Scenario {
 				}
 				return obs, logsReadable(runDir(p), "harness", "client-v031", "client-v032")
 			}},
-		{"a lab hangs (SIGSTOP) mid-run", "fault", "bounded wait (-sync-timeout 8s), the lab named in the verdict, killed after -stop-grace; exit 1",
+		{"a lab hangs (SIGSTOP) mid-run", groupFault, "bounded wait (-sync-timeout 8s), the lab named in the verdict, killed after -stop-grace; exit 1",
 			func(ctx context.Context, e *Env) (string, error) {
 				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "hang-lab", "-sync-timeout", "8s", "-stop-grace", "2s")
 				obs := fmt.Sprintf("exit %d; %s", p.code, line(p.stdout, "fault: harness: writes not delivered"))
@@ -70,7 +74,7 @@ func faultScenarios() []Scenario {
 				}
 				return obs, logsReadable(runDir(p), "harness", "client-v032")
 			}},
-		{"the harness itself is SIGKILLed", "fault", "its labs die with it (parent-death signal), its reaper kills etcd and kube-apiserver at once",
+		{"the harness itself is SIGKILLed", groupFault, "its labs die with it (parent-death signal), its reaper kills etcd and kube-apiserver at once",
 			func(ctx context.Context, e *Env) (string, error) {
 				p, seen, err := startUntil(e.Harness, "writing", time.Minute, "-out", e.Out, "-labs", twoLabs, "-interval", "1s")
 				if err != nil {
@@ -81,7 +85,7 @@ func faultScenarios() []Scenario {
 				time.Sleep(time.Second)
 				return "killed at the first write; " + line(seen.String(), "[reaper]"), nil // RunAll checks nothing is left
 			}},
-		{"two make compare at once", "fault", "separate ports, run directories and temp dirs; both exit 0",
+		{"two make compare at once", groupFault, "separate ports, run directories and temp dirs; both exit 0",
 			func(ctx context.Context, e *Env) (string, error) {
 				var wg sync.WaitGroup
 				res := make([]proc, 2)
@@ -100,7 +104,7 @@ func faultScenarios() []Scenario {
 				}
 				return obs, nil
 			}},
-		{"a lab running alone is SIGKILLed", "fault", "its reaper stops the envtest it booted",
+		{"a lab running alone is SIGKILLed", groupFault, "its reaper stops the envtest it booted",
 			func(ctx context.Context, e *Env) (string, error) {
 				// "[SETUP] server" comes once its envtest is up and handed to the reaper.
 				p, _, err := startUntil(e.Labs["client-v031"], "stdout:[SETUP] server", time.Minute, "-interval", "1s")
