@@ -14,8 +14,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -32,6 +34,8 @@ import (
 	"informer-lab/lab/wire"
 	"informer-lab/record"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/features"
 	"k8s.io/client-go/rest"
@@ -61,7 +65,9 @@ type options struct {
 	healthEvery                                                  time.Duration
 }
 
-// Main runs the lab and exits: 0 after Ctrl-C or -duration, 2 for bad flags, 1 for errors.
+// Main runs the lab and exits: 0 after Ctrl-C or -duration; 1 for errors, and when an informer
+// had not synced by then (the last line names it); 2 for bad input: flags, a kubeconfig, a
+// cluster that does not serve what -kind watches.
 func Main(c Cell) {
 	lifecycle.Main(func(ctx context.Context) int {
 		err := Run(ctx, c, os.Args[1:], os.Stdout, os.Stderr)
@@ -206,8 +212,11 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 
 	// 7. Run until Ctrl-C or -duration, then stop the informers (and klog's recording) before
 	// the server, and say what each cache held: a reader can check it against a fresh LIST.
+	// The last line names the informers that had not synced, if any: their caches were never a
+	// copy of the server's, whatever they held, and the lab exits 1.
 	<-ctx.Done()
 	writers.Wait()
+	unsynced := notSynced(informers)
 	for _, inf := range informers {
 		inf.Shutdown()
 	}
@@ -217,6 +226,10 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	}
 	if opts.healthEvery > 0 {
 		out.Write(record.Record{Kind: record.Setup, Step: record.StepHealth, Value: "at stop", Health: health()})
+	}
+	if len(unsynced) > 0 {
+		out.Setup("", record.StepStopped, "informers stopped", "not synced: "+strings.Join(unsynced, ", "))
+		return fmt.Errorf("informers not synced when the lab stopped: %s", strings.Join(unsynced, ", "))
 	}
 	out.Setup("", record.StepStopped, "informers stopped", "")
 	return nil
@@ -337,20 +350,8 @@ func setWatchListGate(setting string) (state, how string, err error) {
 func connect(ctx context.Context, o options, out *record.Writer, stderr io.Writer) (*rest.Config, func(), error) {
 	logged := wire.Wrap(record.TagServer, out)
 	if o.kubeconfig != "" {
-		cfg, err := kubeconfig.Load(o.kubeconfig, o.context)
-		if err != nil {
-			return nil, nil, usageError{err}
-		}
-		version := "unknown"
-		probe := rest.CopyConfig(cfg)
-		probe.Wrap(logged)
-		if dc, err := discovery.NewDiscoveryClientForConfig(probe); err == nil {
-			if v, err := dc.ServerVersion(); err == nil {
-				version = v.GitVersion
-			}
-		}
-		out.Setup("", record.StepServer, version, "attached")
-		return cfg, func() {}, nil
+		cfg, err := attach(o, logged, out)
+		return cfg, func() {}, err
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, FeatureGates: record.KindServerGates(o.kind), Progress: stderr, Wrap: logged})
 	if err != nil {
@@ -358,7 +359,8 @@ func connect(ctx context.Context, o options, out *record.Writer, stderr io.Write
 	}
 	out.Setup("", record.StepServer, cp.ServerVersion, "envtest, binaries from "+cp.Assets)
 	if record.KindWatchesCRD(o.kind) {
-		// Attached, the harness installs it; alone, the lab's own server needs it.
+		// Attached, the harness (or the user) installs it, and attach checks it is served; alone,
+		// the lab's own server needs it.
 		cfg := rest.CopyConfig(cp.Config)
 		cfg.Wrap(logged)
 		if err := crd.Install(ctx, cfg); err != nil {
@@ -369,6 +371,52 @@ func connect(ctx context.Context, o options, out *record.Writer, stderr io.Write
 	return cp.Config, func() { cp.Stop() }, nil
 }
 
+// attach loads the -kubeconfig cluster, says its version, and checks through discovery that it
+// serves what the informers watch: without the lab's CRD, say, they would get a 404 on every
+// request, never sync, and leave the user to guess why.
+func attach(o options, logged func(http.RoundTripper) http.RoundTripper, out *record.Writer) (*rest.Config, error) {
+	cfg, err := kubeconfig.Load(o.kubeconfig, o.context)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	probe := rest.CopyConfig(cfg)
+	probe.Wrap(logged)
+	dc, err := discovery.NewDiscoveryClientForConfig(probe)
+	if err != nil {
+		return nil, fmt.Errorf("attach to %s: %w", o.kubeconfig, err)
+	}
+	version := "unknown"
+	if v, err := dc.ServerVersion(); err == nil {
+		version = v.GitVersion
+	}
+	out.Setup("", record.StepServer, version, "attached")
+	return cfg, served(dc, o)
+}
+
+// served is nil when the server lists the resource of -kind (kind.Watches) in its discovery; a
+// usage error that says what is missing and how to get it when it does not. When discovery
+// itself fails (no answer, no permission), the informers are left to try: a lab that stops
+// before they synced says so.
+func served(dc discovery.DiscoveryInterface, o options) error {
+	gvr := kind.Watches(o.kind, o.resource)
+	list, err := dc.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return nil
+	case err == nil && slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == gvr.Resource }):
+		return nil
+	}
+	missing := fmt.Sprintf("-kind %s watches %s, which this server does not serve", o.kind, gvr.GroupResource())
+	if !record.KindWatchesCRD(o.kind) {
+		return usageError{errors.New(missing + " (its discovery of " + gvr.GroupVersion().String() + " does not list it)")}
+	}
+	return usageError{fmt.Errorf("%s: the lab's CustomResourceDefinition (lab/crd) is not installed; "+
+		"the harness installs it on its own server (make compare ARGS=\"-kind %s\"), or install it here first (kubectl apply) and attach again", missing, o.kind)}
+}
+
+// runMutator is the standalone lab's writer: mutator.Cycle every interval, in namespace default.
+// Each write's line comes before the write's own HTTP line, as in the original lab ("writing:
+// ..."), and again with its error if it failed; a write cut short by the stop is no failure.
 func runMutator(ctx context.Context, base *rest.Config, kind string, interval time.Duration, out *record.Writer) {
 	cfg := rest.CopyConfig(base)
 	cfg.Wrap(wire.Wrap(record.TagWriter, out))
@@ -377,23 +425,28 @@ func runMutator(ctx context.Context, base *rest.Config, kind string, interval ti
 		out.Setup(record.TagWriter, record.StepFault, "mutator client", err.Error())
 		return
 	}
-	next := mutator.Cycle()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		step := next()
-		rec := mutator.Record("default", step, "", nil)
-		out.Write(rec)
-		rv, err := target.Apply(ctx, "default", step)
+	writing := func(_ int, s mutator.Step) error {
+		out.Write(mutator.Record("default", s, "", nil))
+		return nil
+	}
+	failed := func(rec record.Record, err error) error {
 		if err != nil && ctx.Err() == nil {
-			out.Write(mutator.Record("default", step, rv, err))
+			out.Write(rec)
+		}
+		return nil // the lab writes on until it stops
+	}
+	mutator.Play(ctx, target, "default", mutator.Cycle(), interval, writing, failed)
+}
+
+// notSynced are the tags of the informers that have not synced, in order.
+func notSynced(informers map[string]kind.Informer) []string {
+	var tags []string
+	for _, tag := range sortedTags(informers) {
+		if !informers[tag].HasSynced() {
+			tags = append(tags, tag)
 		}
 	}
+	return tags
 }
 
 func sortedTags(m map[string]kind.Informer) []string {

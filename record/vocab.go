@@ -31,6 +31,16 @@ const (
 	StepKind       = "kind"          // Value: the informer kind (one of Kinds); Detail: what the lab set up for it
 )
 
+// Faults the harness injects on purpose (its -fault, and the restart scenarios' own): the Value
+// of its SETUP injected record. harness/internal/app's Injections say what each does.
+const (
+	InjectKillAPIServer    = "kill-apiserver"
+	InjectKillAPIServerGap = "kill-apiserver-gap"
+	InjectKillEtcd         = "kill-etcd"
+	InjectCrashLab         = "crash-lab"
+	InjectHangLab          = "hang-lab"
+)
+
 // Tags that are not informers.
 const (
 	// TagDirect tags a lab's direct typed List() call (-direct-list): its requests are not an

@@ -109,6 +109,18 @@ func Selector(kind string) string {
 	return ""
 }
 
+// Watches is the resource the informers of kind watch: the lab's Widgets (lab/crd) for the kinds
+// on its CRD, else core/v1 ConfigMaps, or Secrets for the typed kind with -resource secrets.
+func Watches(kind, resource string) schema.GroupVersionResource {
+	if record.KindWatchesCRD(kind) {
+		return crd.GVR
+	}
+	if resource == "" {
+		resource = record.ResourceConfigMaps
+	}
+	return schema.GroupVersionResource{Version: "v1", Resource: resource}
+}
+
 // newFactory is an informer made by one of client-go's informer factories: started with a stop
 // channel, whose Shutdown then waits for its informers to stop.
 func newFactory(start func(<-chan struct{}), shutdown func(), inf cache.SharedIndexInformer, o Options) (Informer, error) {
@@ -152,8 +164,7 @@ func metadataOnly(cfg *rest.Config, o Options) (Informer, error) {
 		return nil, err
 	}
 	f := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, o.Namespace, nil)
-	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	return newFactory(f.Start, f.Shutdown, f.ForResource(gvr).Informer(), o)
+	return newFactory(f.Start, f.Shutdown, f.ForResource(Watches(record.KindMetadata, "")).Informer(), o)
 }
 
 func dynamicCRD(cfg *rest.Config, o Options) (Informer, error) {

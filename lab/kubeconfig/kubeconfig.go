@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"informer-lab/record"
+
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -28,14 +30,14 @@ func Load(path, context string) (*rest.Config, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("kubeconfig %s: no such file: pass the path of a kubeconfig file", path)
 		}
-		return nil, fmt.Errorf("kubeconfig %s: %s", path, oneLine(err))
+		return nil, fmt.Errorf("kubeconfig %s: %s", path, record.OneLine(err))
 	}
 	raw, err := clientcmd.LoadFromFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s does not parse (%s): fix the file or pass another", path, oneLine(err))
+		return nil, fmt.Errorf("kubeconfig %s does not parse (%s): fix the file or pass another", path, record.OneLine(err))
 	}
 	if err := clientcmd.ResolveLocalPaths(raw); err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %s", path, oneLine(err))
+		return nil, fmt.Errorf("kubeconfig %s: %s", path, record.OneLine(err))
 	}
 	contexts := make([]string, 0, len(raw.Contexts))
 	for name := range raw.Contexts {
@@ -55,7 +57,7 @@ func Load(path, context string) (*rest.Config, error) {
 	cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
 	if err != nil {
 		// clientcmd's validation names fields and files, never their contents.
-		return nil, fmt.Errorf("kubeconfig %s%s: %s", path, inContext(context), oneLine(err))
+		return nil, fmt.Errorf("kubeconfig %s%s: %s", path, inContext(context), record.OneLine(err))
 	}
 	return cfg, nil
 }
@@ -66,5 +68,3 @@ func inContext(context string) string {
 	}
 	return fmt.Sprintf(", context %q", context)
 }
-
-func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

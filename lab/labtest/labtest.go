@@ -7,6 +7,7 @@ package labtest
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -45,7 +46,9 @@ func Main(m *testing.M) {
 // test controls (writes, credentials to look for), and alone with its own envtest. The
 // handshake each informer must do is the one its gate implies on that server
 // (record.ExpectedShape), read from the lab's own SETUP records: every lab module runs the
-// same suite, and differs only in its go.mod and its gate line.
+// same suite, and differs only in its go.mod and its gate line. Attached, the lab must also end
+// truthfully: refuse a kind its server does not serve (exit 2), and name the informers that had
+// not synced when it stopped (exit 1).
 func Suite(t *testing.T) {
 	BecomeSubreaper(t)
 	bin := build(t)
@@ -123,6 +126,61 @@ func attached(t *testing.T, bin, pinned string) {
 				t.Errorf("the lab's %s contain credential material from the kubeconfig (%.20s...)", name, s)
 			}
 		}
+	}
+	t.Run("kind not served", func(t *testing.T) { kindNotServed(t, bin, kubeconfig) })
+	t.Run("not synced", func(t *testing.T) { notSynced(t, bin, cp) })
+}
+
+// kindNotServed: attached to a server without the lab's CRD, a dynamic-crd lab starts no
+// informer; it says in one line what the server lacks and what provides it, and exits 2.
+func kindNotServed(t *testing.T, bin, kubeconfig string) {
+	lab := startLab(t, bin, "-kubeconfig", kubeconfig, "-records", "-", "-kind", record.KindDynamicCRD)
+	recs, _, stderr, code := lab.end(t, 30*time.Second)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	want := "error: -kind dynamic-crd watches widgets.informer-lab.dev, which this server does not serve: the lab's CustomResourceDefinition (lab/crd) is not installed"
+	if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "the harness installs it") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and one line starting %q, saying the harness installs it", code, stderr, want)
+	}
+	t.Logf("exit %d: %s", code, stderr)
+	for _, r := range recs {
+		if r.Tag == "A" || r.Tag == "B" {
+			t.Errorf("an informer ran, the server not serving its resource: %s", r.Text())
+		}
+	}
+}
+
+// notSynced: a user that may not list ConfigMaps gets a 403 on every request of its informers,
+// which never sync; at -duration the lab's last line names both, and it exits 1.
+func notSynced(t *testing.T, bin string, cp *controlplane.ControlPlane) {
+	kc, err := cp.UserKubeconfig("labtest-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lab := startLab(t, bin, "-kubeconfig", path, "-records", "-", "-duration", "3s")
+	recs, _, stderr, code := lab.end(t, time.Minute)
+	last := recs[len(recs)-1]
+	if code != 1 || last.Step != record.StepStopped || last.Detail != "not synced: A, B" {
+		t.Errorf("exit %d, last record %s; want exit 1 and SETUP stopped (not synced: A, B)\nstderr:\n%s", code, last.Text(), stderr)
+	}
+	t.Logf("exit %d; last record %s; stderr: %s", code, last.Text(), stderr)
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); lines[len(lines)-1] != "error: informers not synced when the lab stopped: A, B" {
+		t.Errorf("last stderr line %q, want the informers not synced named", lines[len(lines)-1])
+	}
+	forbidden := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == record.HTTP && (r.Tag == "A" || r.Tag == "B") {
+			forbidden[r.Tag] = forbidden[r.Tag] || r.Status == 403
+			if r.Status == 200 {
+				t.Errorf("informer %s: a user without a binding got %s", r.Tag, r.Text())
+			}
+		}
+	}
+	if !forbidden["A"] || !forbidden["B"] {
+		t.Errorf("want a 403 for A and for B, got %v", forbidden)
 	}
 }
 
@@ -433,6 +491,16 @@ func (p *labProcess) stop(t *testing.T) ([]record.Record, string, string) {
 
 func (p *labProcess) wait(t *testing.T, timeout time.Duration) ([]record.Record, string, string) {
 	t.Helper()
+	recs, stdout, stderr, code := p.end(t, timeout)
+	if code != 0 {
+		t.Fatalf("lab exited %d, want exit 0\nstderr:\n%s", code, stderr)
+	}
+	return recs, stdout, stderr
+}
+
+// end waits until the lab exits by itself and returns its records, its output and its exit code.
+func (p *labProcess) end(t *testing.T, timeout time.Duration) ([]record.Record, string, string, int) {
+	t.Helper()
 	deadline := time.After(timeout)
 	for {
 		select {
@@ -441,10 +509,16 @@ func (p *labProcess) wait(t *testing.T, timeout time.Duration) ([]record.Record,
 				p.all = append(p.all, r)
 				continue
 			}
-			if _, err := p.Exited(); err != nil {
-				t.Fatalf("lab exited with %v, want exit 0\nstderr:\n%s", err, p.stderr)
+			_, err := p.Exited()
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				t.Fatalf("lab ended with %v\nstderr:\n%s", err, p.stderr)
 			}
-			return p.all, p.stdout.String(), p.stderr.String()
+			code := 0
+			if exit != nil {
+				code = exit.ExitCode()
+			}
+			return p.all, p.stdout.String(), p.stderr.String(), code
 		case <-deadline:
 			t.Fatalf("lab did not exit within %s\nstderr:\n%s", timeout, p.stderr)
 		}

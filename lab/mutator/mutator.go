@@ -5,9 +5,11 @@ package mutator
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math/rand"
 	"sort"
 	"strconv"
+	"time"
 
 	"informer-lab/record"
 
@@ -35,27 +37,19 @@ type Step struct {
 	Tick int
 }
 
-// Cycle returns the standalone lab's endless sequence, one step per call: create lab-cm-N,
-// update it twice, delete it, go on with lab-cm-N+1. The tick counts every write.
-func Cycle() func() Step {
-	n, tick, phase := 1, 0, 0
-	return func() Step {
-		tick++
-		name := fmt.Sprintf("lab-cm-%d", n)
-		var op Op
-		switch phase {
-		case 0:
-			op = Create
-		case 3:
-			op = Delete
-		default:
-			op = Update
+// Cycle is the standalone lab's endless sequence: create lab-cm-N, update it twice, delete it,
+// go on with lab-cm-N+1. The tick counts every write.
+func Cycle() iter.Seq[Step] {
+	return func(yield func(Step) bool) {
+		for n, tick := 1, 1; ; n++ {
+			name := fmt.Sprintf("lab-cm-%d", n)
+			for _, op := range []Op{Create, Update, Update, Delete} {
+				if !yield(Step{Op: op, Name: name, Tick: tick}) {
+					return
+				}
+				tick++
+			}
 		}
-		phase++
-		if phase == 4 {
-			phase, n = 0, n+1
-		}
-		return Step{Op: op, Name: name, Tick: tick}
 	}
 }
 
@@ -233,6 +227,41 @@ func (t *Target) path(ns string) string {
 		prefix = "/apis/" + t.GVR.Group + "/" + t.GVR.Version
 	}
 	return prefix + "/namespaces/" + ns + "/" + t.GVR.Resource
+}
+
+// Write makes one write in namespace ns (Apply) and returns its MUTATOR record: with the rv the
+// apiserver gave it, or with the error, which it returns too.
+func (t *Target) Write(ctx context.Context, ns string, s Step) (record.Record, error) {
+	rv, err := t.Apply(ctx, ns, s)
+	return Record(ns, s, rv, err), err
+}
+
+// Play is the one write loop, the standalone lab's, the harness's and make observe's: it writes
+// steps into namespace ns, each one interval after the one before (the first one interval after
+// the call, as a ticker would: watchers get that long to start). Before step i it calls before,
+// when set; after each write it hands wrote that write's MUTATOR record and error. A non-nil
+// error from before or wrote ends the play and is returned; so is ctx's own error, as is, when
+// ctx ends while Play waits. Play returns nil once the steps end.
+func Play(ctx context.Context, t *Target, ns string, steps iter.Seq[Step], interval time.Duration,
+	before func(i int, s Step) error, wrote func(rec record.Record, err error) error) error {
+	i := 0
+	for s := range steps {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+		if before != nil {
+			if err := before(i, s); err != nil {
+				return err
+			}
+		}
+		if err := wrote(t.Write(ctx, ns, s)); err != nil {
+			return err
+		}
+		i++
+	}
+	return nil
 }
 
 // Record is the MUTATOR record of a write.

@@ -329,7 +329,7 @@ func (r *Run) Reconnect() {
 // Kill records the harness killing kube-apiserver: every stream breaks, every retry is refused
 // `refused` times.
 func (r *Run) Kill(refused int) {
-	r.harness(record.Record{Kind: record.Setup, Step: record.StepInjected, Value: "kill-apiserver", Detail: "SIGKILL kube-apiserver, restart it"})
+	r.harness(record.Record{Kind: record.Setup, Step: record.StepInjected, Value: record.InjectKillAPIServer, Detail: "SIGKILL kube-apiserver, restart it"})
 	for _, w := range r.watchers {
 		r.emit(w, record.Record{Kind: record.Setup, Step: record.StepBroken, Value: "watch stream broken", Detail: "unexpected EOF"})
 	}

@@ -5,14 +5,10 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"informer-lab/harness/internal/cli"
@@ -59,20 +55,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("harness", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and the client-v* modules (default: found from the working directory)")
-	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
+	fs := cli.NewFlags("harness", "go.work and the client-v* modules", stderr)
 	fs.StringVar(&o.labs, "labs", "", "comma-separated lab modules to run (default: every client-v* module)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "use this cluster instead of envtest; the harness then works only in a namespace of its own, which it creates (once the user is known to have every permission the run needs) and deletes")
 	fs.StringVar(&o.kubeContext, "context", "", "with -kubeconfig: the kubeconfig's context to use (default: its current-context)")
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13; others must be provisioned with make envtest K8S_VERSION=...)")
 	fs.StringVar(&o.serverGates, "server-feature-gates", "", `kube-apiserver --feature-gates for envtest, e.g. "WatchList=false"`)
-	fs.StringVar(&o.fault, "fault", "", "inject a fault half-way through the writes: "+strings.Join(faultNames(), ", "))
-	fs.StringVar(&o.scenario, "scenario", "steady", "what happens once the labs have synced: "+strings.Join(Scenarios, ", ")+"; or fault:NAME, a server that does not play along: "+strings.Join(proxyFaults(), ", "))
+	fs.StringVar(&o.fault, "fault", "", "inject a fault half-way through the writes: "+strings.Join(injectionNames(), ", "))
+	fs.StringVar(&o.scenario, "scenario", record.ScenarioSteady, "what happens once the labs have synced: "+strings.Join(Scenarios, ", ")+"; or fault:NAME, a server that does not play along: "+strings.Join(proxyFaults(), ", "))
 	fs.StringVar(&o.kind, "kind", record.KindTypedConfigMaps, "the labs' kind of informer: "+strings.Join(record.Kinds, ", "))
 	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, "fault scenarios and kinds other than "+record.KindTypedConfigMaps+": how long the informers may take to sync before a cell says \"not synced after\" this")
-	fs.DurationVar(&o.watchTimeout, "watch-timeout", 3*time.Second, "reconnect and expired: when kube-apiserver ends each watch (set by a proxy between labs and server)")
+	fs.DurationVar(&o.watchTimeout, "watch-timeout", 3*time.Second, strings.Join(Proxied(), " and ")+": how long each watch lasts once established (a streaming list: once its initial events have ended), before the proxy between labs and server ends it as kube-apiserver does at a timeout")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scenario (same seed, same writes)")
 	fs.IntVar(&o.minWrites, "min-writes", 2, "at least this many creates, updates and deletes")
 	fs.IntVar(&o.seedObjects, "seed-objects", 3, "ConfigMaps that exist before the labs start (their initial sync delivers them)")
@@ -82,47 +75,41 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
-	}
-	for name, d := range map[string]time.Duration{"-interval": o.interval, "-sync-timeout": o.syncTimeout, "-stop-grace": o.stopGrace, "-watch-timeout": o.watchTimeout, "-sync-wait": o.syncWait} {
-		if d <= 0 {
-			return o, fmt.Errorf("%s must be positive, got %s", name, d)
-		}
-	}
-	if o.minWrites < 1 || o.seedObjects < 0 {
-		return o, fmt.Errorf("-min-writes must be at least 1 and -seed-objects not negative, got %d and %d", o.minWrites, o.seedObjects)
-	}
-	if err := ValidateScenario(o.scenario); err != nil {
-		return o, fmt.Errorf("-scenario: %w", err)
-	}
-	if !record.IsKind(o.kind) {
-		return o, fmt.Errorf("-kind must be one of %s, got %q", strings.Join(record.Kinds, ", "), o.kind)
-	}
-	switch {
-	case o.kubeContext != "" && o.kubeconfig == "":
-		return o, fmt.Errorf("-context %s goes with -kubeconfig", o.kubeContext)
-	case o.kubeconfig != "" && (o.serverVersion != "" || o.serverGates != ""):
-		return o, fmt.Errorf("-server-version and -server-feature-gates choose an envtest server, not a cluster (-kubeconfig)")
-	}
-	if o.fault != "" && o.scenario != "steady" {
-		return o, fmt.Errorf("-fault goes with -scenario steady (the other scenarios have their own events), got -scenario %s", o.scenario)
-	}
-	if _, ok := faults[o.fault]; o.fault != "" && !ok {
-		return o, fmt.Errorf("unknown -fault %q: the faults are %s", o.fault, strings.Join(faultNames(), ", "))
+	if err := o.check(); err != nil {
+		return o, err
 	}
 	var err error
-	o.root, o.out, err = rundir.Defaults(o.root, o.out)
+	o.root, o.out, err = fs.Dirs()
 	return o, err
 }
 
-func faultNames() []string {
-	names := make([]string, 0, len(faults))
-	for n := range faults {
-		names = append(names, n)
+// check says what is wrong with the flags given, nil if nothing is.
+func (o options) check() error {
+	for name, d := range map[string]time.Duration{"-interval": o.interval, "-sync-timeout": o.syncTimeout, "-stop-grace": o.stopGrace, "-watch-timeout": o.watchTimeout, "-sync-wait": o.syncWait} {
+		if d <= 0 {
+			return fmt.Errorf("%s must be positive, got %s", name, d)
+		}
 	}
-	sort.Strings(names)
-	return names
+	if o.minWrites < 1 || o.seedObjects < 0 {
+		return fmt.Errorf("-min-writes must be at least 1 and -seed-objects not negative, got %d and %d", o.minWrites, o.seedObjects)
+	}
+	if err := ValidateScenario(o.scenario); err != nil {
+		return fmt.Errorf("-scenario: %w", err)
+	}
+	if !record.IsKind(o.kind) {
+		return fmt.Errorf("-kind must be one of %s, got %q", strings.Join(record.Kinds, ", "), o.kind)
+	}
+	switch {
+	case o.kubeContext != "" && o.kubeconfig == "":
+		return fmt.Errorf("-context %s goes with -kubeconfig", o.kubeContext)
+	case o.kubeconfig != "" && (o.serverVersion != "" || o.serverGates != ""):
+		return fmt.Errorf("-server-version and -server-feature-gates choose an envtest server, not a cluster (-kubeconfig)")
+	}
+	if o.fault != "" && !impls[o.scenario].injects {
+		return fmt.Errorf("-fault goes with -scenario %s (the other scenarios have their own events), got -scenario %s", strings.Join(injecting(), " or "), o.scenario)
+	}
+	_, err := injectionOf(o.fault)
+	return err
 }
 
 // run is make compare: build every lab module outside the workspace (so each links its own
@@ -149,32 +136,27 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 	return runDir, rep.ExitCode(), nil
 }
 
-// BuildCells compiles the lab modules, with GOWORK=off, as many at once as there are cores:
-// one cell per module, with the module's own gate setting. A module whose code did not change
-// since the last run is not linked again (labproc.Build).
+// BuildCells compiles the lab modules, with GOWORK=off, one after another: one cell per module,
+// with the module's own gate setting. A module none of whose files changed since the last run
+// is not built again (labproc.Build). One at a time because, cold, that is the least work: go
+// build already uses every core, and the seven labs' `go list -deps` hold 5,455 packages of
+// which 3,644 are distinct (each lab's own client-go and apimachinery, and the standard library
+// and other modules that all share); built at once, a shared package is compiled by every build
+// that reaches it before another has cached it.
 func BuildCells(ctx context.Context, dirs []string, say func(string, ...any)) ([]Cell, error) {
 	cells := make([]Cell, len(dirs))
-	errs := make([]error, len(dirs))
-	slots := make(chan struct{}, runtime.NumCPU())
-	var wg sync.WaitGroup
+	var errs []error
 	for i, dir := range dirs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			start := time.Now()
-			bin, cg, err := labproc.Build(ctx, dir)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			name := filepath.Base(dir)
-			say("built %s (client-go %s) in %s", name, cg, time.Since(start).Round(time.Millisecond))
-			cells[i] = Cell{Name: name, Module: name, Bin: bin, ClientGo: cg}
-		}()
+		start := time.Now()
+		bin, cg, err := labproc.Build(ctx, dir)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		name := filepath.Base(dir)
+		say("built %s (client-go %s) in %s", name, cg, time.Since(start).Round(time.Millisecond))
+		cells[i] = Cell{Name: name, Module: name, Bin: bin, ClientGo: cg}
 	}
-	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -187,7 +187,7 @@ func TestInterruptMidRun(t *testing.T) {
 // go run ./client-v031 typed at the repository root: the workspace links client-go v0.32,
 // so the lab must re-run itself outside the workspace and end up with its pin, v0.31.14.
 func TestWorkspaceRunLinksPin(t *testing.T) {
-	cmd := exec.Command("go", "run", "./client-v031", "-records", "-", "-duration", "1s")
+	cmd := exec.Command("go", "run", "./client-v031", "-records", "-", "-duration", "3s")
 	cmd.Dir = "../../.."
 	cmd.Env = append(os.Environ(), "GOWORK=") // the workspace, as a user at the root has it
 	out, err := cmd.Output()

@@ -58,14 +58,14 @@ type Spec struct {
 	// Kind is the labs' informer kind (one of record.Kinds; "" is record.KindTypedConfigMaps):
 	// what the writer writes and the fresh LIST reads follow it.
 	Kind                             string
-	Fault                            string // steady only: one of faults
+	Fault                            string // for a scenario that injects one (steady): the Name of one of Injections
 	Seed                             int64
 	MinWrites, SeedObjects           int
 	Interval, SyncTimeout, StopGrace time.Duration
 	// SyncWait is, in a fault scenario, how long the informers are given to sync: one that has not
 	// by then is the result ("not synced after SyncWait"), not a failed run.
 	SyncWait     time.Duration
-	WatchTimeout time.Duration // reconnect and expired: when the server ends each watch
+	WatchTimeout time.Duration // the proxied scenarios (Proxied): how long each watch lasts once established, before the proxy ends it
 	Stdout       io.Writer     // compare's report; nil discards it
 	Say          func(format string, a ...any)
 }
@@ -93,20 +93,22 @@ func Execute(parent context.Context, s Spec) (*analysis.Report, error) {
 // start did, in reverse, whether the run got through or not.
 type env struct {
 	Spec
-	sc     scenario
-	ctx    context.Context // ends on Ctrl-C, or when the monitor sees a process die
-	out    *record.Writer  // harness.jsonl
-	t      *target
-	px     *proxy.Proxy
-	writer *mutator.Target // the harness's own client: the writer and the fresh LIST, of the kind's resource
-	procs  []*labproc.Proc
-	mon    *monitor
-	undo   []func()
-	err    error // why the run failed, recorded in harness.jsonl at Close
-	writes int   // successful writes
+	sc scenario
+	// injection is -fault's, for a scenario that injects it (impl.injects); nil for none.
+	injection *Injection
+	ctx       context.Context // ends on Ctrl-C, or when the monitor sees a process die
+	out       *record.Writer  // harness.jsonl
+	t         *target
+	px        *proxy.Proxy
+	writer    *mutator.Target // the harness's own client: the writer and the fresh LIST, of the kind's resource
+	procs     []*labproc.Proc
+	mon       *monitor
+	undo      []func()
+	err       error // why the run failed, recorded in harness.jsonl at Close
+	writes    int   // successful writes
 	// syncDeadline ends a fault scenario's wait for the informers (Spec.SyncWait).
 	syncDeadline time.Time
-	expect       []string // record.WriteKey of each write every watcher must deliver
+	expect       []record.Record // the MUTATOR record of each write every watcher must deliver
 }
 
 func (e *env) onClose(f func()) { e.undo = append(e.undo, f) }
@@ -133,6 +135,52 @@ func (e *env) failed(what string, err error) error {
 // scenario needs it, the seed objects, every lab attached, and the wait until all have synced.
 // On error it undoes what it did.
 func start(parent context.Context, s Spec) (_ *env, err error) {
+	e, err := newEnv(s)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			e.err = err
+			e.Close()
+		}
+	}()
+	if err := e.openLog(); err != nil {
+		return nil, err
+	}
+	// A run ends early on Ctrl-C, or when the monitor sees etcd, kube-apiserver or a lab die.
+	ctx, cancel := context.WithCancelCause(parent)
+	e.ctx = ctx
+	e.onClose(func() { cancel(nil) })
+	tmp, err := os.MkdirTemp("", "informer-lab-harness-")
+	if err != nil {
+		return nil, err
+	}
+	e.onClose(func() { os.RemoveAll(tmp) }) // the kubeconfigs: credentials, not part of the run
+	cells, err := e.startServer(tmp)
+	if err != nil {
+		return nil, err
+	}
+	labKubeconfig, err := e.labsKubeconfig(tmp)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.seed(); err != nil {
+		return nil, err
+	}
+	if err := e.startLabs(cells, labKubeconfig); err != nil {
+		return nil, err
+	}
+	e.startMonitor(cancel)
+	if err := e.waitSynced(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// newEnv checks a run's spec, every error of which is the user's input, and fills in what it
+// leaves to the kind: the kind itself when "", and the server gates it needs.
+func newEnv(s Spec) (*env, error) {
 	if s.Kind == "" {
 		s.Kind = record.KindTypedConfigMaps
 	}
@@ -146,19 +194,22 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 	if err != nil {
 		return nil, cli.Usage(err)
 	}
-	if err := onCluster(s); err != nil {
+	f, err := injectionOf(s.Fault)
+	if err != nil {
 		return nil, cli.Usage(err)
 	}
-	e := &env{Spec: s, sc: sc}
-	defer func() {
-		if err != nil {
-			e.err = err
-			e.Close()
-		}
-	}()
-	hlog, err := os.OpenFile(filepath.Join(s.Dir, analysis.HarnessFile), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err := onCluster(s, f); err != nil {
+		return nil, cli.Usage(err)
+	}
+	return &env{Spec: s, sc: sc, injection: f}, nil
+}
+
+// openLog creates harness.jsonl, which starts with the scenario and its doc and, at Close,
+// ends with how the run ended.
+func (e *env) openLog() error {
+	hlog, err := os.OpenFile(filepath.Join(e.Dir, analysis.HarnessFile), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.out = record.NewWriter("harness", hlog, nil)
 	e.onClose(func() {
@@ -169,126 +220,152 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 		}
 		hlog.Close()
 	})
-	e.out.Setup("", record.StepScenario, s.Scenario, e.sc.doc)
+	e.out.Setup("", record.StepScenario, e.Spec.Scenario, e.sc.Doc)
+	return nil
+}
 
-	// A run ends early on Ctrl-C, or when the monitor sees etcd, kube-apiserver or a lab die.
-	ctx, cancel := context.WithCancelCause(parent)
-	e.ctx = ctx
-	e.onClose(func() { cancel(nil) })
-	tmp, err := os.MkdirTemp("", "informer-lab-harness-")
-	if err != nil {
-		return nil, err
-	}
-	e.onClose(func() { os.RemoveAll(tmp) }) // the kubeconfigs: credentials, not part of the run
-
-	// 1. One server for everyone: envtest (its processes handed to the reaper by controlplane),
-	// or the user's cluster; the labs are built meanwhile.
+// startServer starts one server for everyone: envtest (its processes handed to the reaper by
+// controlplane), or the user's cluster. The labs are built meanwhile: it returns them.
+func (e *env) startServer(tmp string) ([]Cell, error) {
 	type built struct {
 		cells []Cell
 		err   error
 	}
 	cells := make(chan built, 1)
-	go func() { c, err := s.Cells(ctx); cells <- built{c, err} }()
-	e.t, err = server(ctx, s, tmp, e.out, s.Say)
+	go func() { c, err := e.Cells(e.ctx); cells <- built{c, err} }()
+	t, err := server(e.ctx, e.Spec, tmp, e.out, e.Say)
 	labs := <-cells // waited for even when the server failed: nothing of start outlives it
 	if err != nil {
 		return nil, err
 	}
+	e.t = t
 	e.onClose(e.t.stop)
 	if labs.err != nil {
 		return nil, labs.err
 	}
 	e.out.Setup("", record.StepKubeconfig, e.t.kubeconfig, "the labs' credentials: owner-only, outside the run directory, deleted at the end when the harness wrote it")
-	labKubeconfig := e.t.kubeconfig
-	if e.sc.proxy {
-		// In front of a cluster too: the proxy authenticates upstream with the kubeconfig's own
-		// credentials (onCluster refused what needs the server's processes).
-		opts := proxy.Options{WatchTimeout: s.WatchTimeout, Fault: e.sc.fault}
-		if e.sc.fault != nil {
-			opts.WatchTimeout = 0 // a hang must last as long as the client's own timeout
-		}
-		if e.px, labKubeconfig, err = startProxy(e.t, opts, tmp, e.out); err != nil {
-			return nil, err
-		}
-		e.onClose(func() { e.px.Close() })
-		s.Say("labs connect through a proxy at %s: %s", e.px.URL(), proxyDoes(opts))
+	return labs.cells, nil
+}
+
+// labsKubeconfig is the kubeconfig the labs connect with: the server's, or a proxy's when the
+// scenario puts one in front of the server. In front of a cluster too: the proxy authenticates
+// upstream with the kubeconfig's own credentials (onCluster refused what needs the server's
+// processes).
+func (e *env) labsKubeconfig(tmp string) (string, error) {
+	if !e.sc.proxy {
+		return e.t.kubeconfig, nil
 	}
-	mutCfg := rest.CopyConfig(e.t.cfg)
-	mutCfg.Wrap(wire.Wrap(record.TagWriter, e.out))
+	opts := proxy.Options{WatchTimeout: e.WatchTimeout, Fault: e.sc.fault}
+	if e.sc.fault != nil {
+		opts.WatchTimeout = 0 // a hang must last as long as the client's own timeout
+	}
+	px, path, err := startProxy(e.t, opts, tmp, e.out)
+	if err != nil {
+		return "", err
+	}
+	e.px = px
+	e.onClose(func() { e.px.Close() })
+	e.Say("labs connect through a proxy at %s: %s", e.px.URL(), proxyDoes(opts))
+	return path, nil
+}
+
+// seed makes the harness's own client, the writer and the fresh LIST, of the kind's resource
+// (installing its CustomResourceDefinition when the kind watches one), and the seed objects.
+func (e *env) seed() error {
+	cfg := rest.CopyConfig(e.t.cfg)
+	cfg.Wrap(wire.Wrap(record.TagWriter, e.out))
 	if record.KindWatchesCRD(e.Kind) {
-		if err := crd.Install(ctx, mutCfg); err != nil {
-			return nil, err
+		if err := crd.Install(e.ctx, cfg); err != nil {
+			return err
 		}
 	}
-	if e.writer, err = mutator.TargetFor(mutCfg, e.Kind); err != nil {
-		return nil, err
+	var err error
+	if e.writer, err = mutator.TargetFor(cfg, e.Kind); err != nil {
+		return err
 	}
 	e.writer.Labels = e.t.labels
 	// The odd seeds carry the selector kind's label, the even ones do not: its informers must
 	// deliver only the first kind.
-	for i := 1; i <= s.SeedObjects; i++ {
+	for i := 1; i <= e.SeedObjects; i++ {
 		obj := e.writer.Object(e.t.namespace, fmt.Sprintf("seed-cm-%d", i), i%2 == 1, map[string]string{"seed": "true"})
-		if _, err := e.writer.Create(ctx, obj); err != nil {
-			return nil, fmt.Errorf("seed objects: %w", err)
+		if _, err := e.writer.Create(e.ctx, obj); err != nil {
+			return fmt.Errorf("seed objects: %w", err)
 		}
 	}
+	return nil
+}
 
-	// 2. Every lab attached, each its own process, records streamed into the run directory.
-	e.onClose(func() { stopLabs(e.procs, s.StopGrace, e.out, s.Say); e.procs = nil })
-	for _, c := range labs.cells {
-		// A kind this client-go or server does not have is not run: the lab would only say so.
+// startLabs attaches every lab, each its own process, its records streamed into the run
+// directory. A kind this client-go or server does not have is not run: the lab would only say so.
+func (e *env) startLabs(cells []Cell, kubeconfig string) error {
+	e.onClose(func() { stopLabs(e.procs, e.StopGrace, e.out, e.Say); e.procs = nil })
+	for _, c := range cells {
 		if why := record.KindNotApplicable(e.Kind, record.Minor(c.ClientGo), record.Minor(e.t.version)); why != "" {
 			e.out.Setup("", record.StepLab, c.Name, "not started: "+why)
-			s.Say("%s not started: %s", c.Name, why)
+			e.Say("%s not started: %s", c.Name, why)
 			continue
 		}
-		args := []string{"-kubeconfig", labKubeconfig, "-records", "-", "-name", c.Name}
-		if c.WatchList != "" {
-			args = append(args, "-watch-list", c.WatchList)
-		}
-		if e.Kind != record.KindTypedConfigMaps {
-			args = append(args, "-kind", e.Kind)
-		}
-		if s.Kubeconfig != "" {
-			args = append(args, "-namespace", e.t.namespace)
-		}
-		if s.Context != "" && labKubeconfig == s.Kubeconfig { // the proxy's kubeconfig has one context
-			args = append(args, "-context", s.Context)
-		}
-		args = append(args, e.sc.labArgs...)
+		args := e.labArgs(c, kubeconfig)
 		e.out.Setup("", record.StepLab, c.Name, "client-go "+c.ClientGo+" "+strings.Join(args[4:], " "))
-		p, err := labproc.Start(c.Name, c.Bin, args, filepath.Join(s.Dir, c.Name+".jsonl"), filepath.Join(s.Dir, c.Name+".stderr"))
+		p, err := labproc.Start(c.Name, c.Bin, args, filepath.Join(e.Dir, c.Name+".jsonl"), filepath.Join(e.Dir, c.Name+".stderr"))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		e.procs = append(e.procs, p)
 	}
+	return nil
+}
+
+// labArgs are a lab's flags: its kubeconfig, its records on stdout and its name (the four its
+// SETUP lab record leaves out), then what the cell, the kind, the cluster and the scenario ask.
+func (e *env) labArgs(c Cell, kubeconfig string) []string {
+	args := []string{"-kubeconfig", kubeconfig, "-records", "-", "-name", c.Name}
+	if c.WatchList != "" {
+		args = append(args, "-watch-list", c.WatchList)
+	}
+	if e.Kind != record.KindTypedConfigMaps {
+		args = append(args, "-kind", e.Kind)
+	}
+	if e.Kubeconfig != "" {
+		args = append(args, "-namespace", e.t.namespace)
+	}
+	if e.Context != "" && kubeconfig == e.Kubeconfig { // the proxy's kubeconfig has one context
+		args = append(args, "-context", e.Context)
+	}
+	return append(args, e.sc.labArgs()...)
+}
+
+// startMonitor watches etcd, kube-apiserver and the labs until Close: the first to die cancels
+// the run, with a cause that names it.
+func (e *env) startMonitor(cancel context.CancelCauseFunc) {
 	e.mon = &monitor{cancel: cancel, cp: e.t.cp, procs: e.procs}
 	if e.t.cp != nil {
 		e.mon.etcdPID, _ = e.t.cp.EtcdPID()
 	}
-	e.onClose(e.mon.start(ctx))
+	e.onClose(e.mon.start(e.ctx))
+}
 
+// waitSynced waits until every lab's informers have synced. Against a server that does not
+// play along, or with an informer kind that does not follow the protocol, an informer that does
+// not sync is the finding: it waits SyncWait, then the run goes on with what synced.
+func (e *env) waitSynced() error {
 	began := time.Now()
 	synced := func(p *labproc.Proc) bool { return p.Synced(watchers...) }
-	if e.sc.fault != nil || e.Kind != record.KindTypedConfigMaps {
-		// Against a server that does not play along, or with an informer kind that does not
-		// follow the protocol, an informer that does not sync is the finding: wait SyncWait,
-		// then go on with what synced.
-		e.syncDeadline = began.Add(s.SyncWait)
-		e.out.Setup("", record.StepSyncWait, s.SyncWait.String(), "informers not synced by then are reported as not synced, the run goes on")
-		err := waitFor(ctx, e.procs, s.SyncWait, synced)
-		if err != nil && (ctx.Err() != nil || !strings.HasPrefix(err.Error(), "timed out")) {
-			return nil, e.failed("waiting for the labs' informers to sync", err)
+	if e.sc.fault == nil && e.Kind == record.KindTypedConfigMaps {
+		if err := waitFor(e.ctx, e.procs, e.SyncTimeout, synced); err != nil {
+			return e.failed("waiting for the labs' informers to sync", err)
 		}
-		s.Say("after %s: %s", time.Since(began).Round(time.Millisecond), syncedSummary(e.procs))
-		return e, nil
+		e.Say("all %d labs synced (%d watchers) in %s", len(e.procs), len(e.procs)*len(watchers), time.Since(began).Round(time.Millisecond))
+		return nil
 	}
-	if err := waitFor(ctx, e.procs, s.SyncTimeout, synced); err != nil {
-		return nil, e.failed("waiting for the labs' informers to sync", err)
+	e.syncDeadline = began.Add(e.SyncWait)
+	e.out.Setup("", record.StepSyncWait, e.SyncWait.String(), "informers not synced by then are reported as not synced, the run goes on")
+	err := waitFor(e.ctx, e.procs, e.SyncWait, synced)
+	if err != nil && (e.ctx.Err() != nil || !strings.HasPrefix(err.Error(), "timed out")) {
+		return e.failed("waiting for the labs' informers to sync", err)
 	}
-	s.Say("all %d labs synced (%d watchers) in %s", len(e.procs), len(e.procs)*len(watchers), time.Since(began).Round(time.Millisecond))
-	return e, nil
+	e.Say("after %s: %s", time.Since(began).Round(time.Millisecond), syncedSummary(e.procs))
+	return nil
 }
 
 // play runs the scenario's seeded script, waits until every watcher delivered what it must,
@@ -299,6 +376,7 @@ func (e *env) play() error {
 	}
 	e.out.Setup("", record.StepWriteDone, fmt.Sprint(e.writes), "")
 	// Only informers that synced must deliver the writes; one that did not is already the finding.
+	// Delivered means what compare means (record.Delivers), in any order (labproc.Proc.Missing).
 	delivered := func(lp *labproc.Proc) bool { return !lp.Synced(watchers...) || lp.Missing(e.expect, watchers...) == 0 }
 	if err := waitFor(e.ctx, e.procs, e.SyncTimeout, delivered); err != nil {
 		if e.ctx.Err() != nil {
@@ -403,17 +481,18 @@ func syncedSummary(procs []*labproc.Proc) string {
 }
 
 // onCluster says why a run cannot be played on the user's cluster (Spec.Kubeconfig), nil when it
-// can or the run is on envtest: a scenario or fault that kills kube-apiserver or etcd, or an
-// informer kind that needs something outside the namespace (record.ClusterNotApplicable).
-func onCluster(s Spec) error {
+// can or the run is on envtest: a scenario or an injected fault f that kills kube-apiserver or
+// etcd, or an informer kind that needs something outside the namespace
+// (record.ClusterNotApplicable).
+func onCluster(s Spec, f *Injection) error {
 	if s.Kubeconfig == "" {
 		return nil
 	}
 	if why := record.ClusterNotApplicable(s.Scenario, s.Kind); why != "" {
 		return fmt.Errorf("scenario %s, kind %s on a cluster (-kubeconfig): %s", s.Scenario, s.Kind, strings.TrimPrefix(why, "n/a: "))
 	}
-	if needsProcesses(s.Fault) {
-		return fmt.Errorf("-fault %s on a cluster (-kubeconfig): %s", s.Fault, strings.TrimPrefix(record.NotApplicableServerProcesses, "n/a: "))
+	if f != nil && f.ServerProcesses {
+		return fmt.Errorf("-fault %s on a cluster (-kubeconfig): %s", f.Name, strings.TrimPrefix(record.NotApplicableServerProcesses, "n/a: "))
 	}
 	return nil
 }

@@ -13,34 +13,74 @@ import (
 	"informer-lab/record"
 )
 
-// A scenario is a named, seeded script the harness plays once every lab has synced. Every
-// scenario ends the same way: the harness's fresh LIST, against which compare checks each
-// informer's cache.
+// A scenario is a named, seeded script the harness plays once every lab has synced: an entry of
+// the record's table (record.ScenarioTable: its doc and what is true of it) with the harness's
+// implementation of it. Every scenario ends the same way: the harness's fresh LIST, against
+// which compare checks each informer's cache.
 type scenario struct {
-	doc     string
-	proxy   bool         // the labs connect through the watch proxy
-	fault   *proxy.Fault // what the proxy does wrong on purpose (the fault family), nil for none
-	labArgs []string     // more flags for every lab
-	run     func(*env) error
+	record.Scenario
+	impl
+	fault *proxy.Fault // the fault family's: what the proxy does wrong on purpose; nil for none
 }
 
+// impl is the harness's implementation of a scenario.
+type impl struct {
+	run     func(*env) error
+	proxy   bool // the labs connect through the watch proxy
+	injects bool // it injects -fault half-way through its writes
+}
+
+// impls are the harness's implementations of record.ScenarioTable's scenarios, by name.
+var impls = map[string]impl{
+	record.ScenarioStartup: {run: func(*env) error { return nil }},
+	record.ScenarioDirect:  {run: directListed},
+	record.ScenarioSteady: {injects: true,
+		run: func(e *env) error { return e.write(e.script(), e.Interval, e.halfway(e.injection)) }},
+	record.ScenarioReconnect: {proxy: true, run: reconnect},
+	record.ScenarioRestart: {
+		run: func(e *env) error { return e.write(e.script(), e.Interval, e.halfway(&KillAPIServer)) }},
+	record.ScenarioRestartGap: {
+		run: func(e *env) error { return e.write(e.script(), e.Interval, e.halfway(&KillAPIServerGap)) }},
+	record.ScenarioExpired: {proxy: true, run: expire},
+}
+
+// faultFamilyImpl is every fault scenario's implementation: the proxy plays the fault.
+var faultFamilyImpl = impl{proxy: true, run: faulted}
+
 // lookup finds a scenario by name: one of Scenarios, or "fault:" and a proxy fault, with its
-// parameter if it takes one ("fault:cut-initial-stream=3").
+// parameter if it takes one ("fault:cut-initial-stream=3"), whose doc is the scenario's.
 func lookup(name string) (scenario, error) {
+	sc, ok := record.LookupScenario(name)
+	if !ok {
+		return scenario{}, fmt.Errorf("unknown scenario %q: the scenarios are %s, and %sNAME for a server that does not play along (NAME one of %s)",
+			name, strings.Join(Scenarios, ", "), record.ScenarioFaultPrefix, strings.Join(proxyFaults(), ", "))
+	}
 	if f, ok := strings.CutPrefix(name, record.ScenarioFaultPrefix); ok {
 		fault, err := proxy.ParseFault(f)
 		if err != nil {
 			return scenario{}, fmt.Errorf("%s: %w", name, err)
 		}
-		return scenario{doc: fault.Doc(), proxy: true, fault: &fault,
-			labArgs: []string{"-direct-list", "-direct-list-at", "start"}, run: faulted}, nil
+		sc.Doc = fault.Doc()
+		return scenario{Scenario: sc, impl: faultFamilyImpl, fault: &fault}, nil
 	}
-	sc, ok := scenarios[name]
+	im, ok := impls[name]
 	if !ok {
-		return scenario{}, fmt.Errorf("unknown scenario %q: the scenarios are %s, and %sNAME for a server that does not play along (NAME one of %s)",
-			name, strings.Join(Scenarios, ", "), record.ScenarioFaultPrefix, strings.Join(proxyFaults(), ", "))
+		return scenario{}, fmt.Errorf("scenario %s has no implementation in the harness", name)
 	}
-	return sc, nil
+	return scenario{Scenario: sc, impl: im}, nil
+}
+
+// labArgs are the flags the scenario gives every lab: -direct-list when the labs make their one
+// typed List(); against a faulty server at once, as they start, since their informers may never
+// sync.
+func (sc scenario) labArgs() []string {
+	switch {
+	case sc.DirectList && sc.fault != nil:
+		return []string{"-direct-list", "-direct-list-at", "start"}
+	case sc.DirectList:
+		return []string{"-direct-list"}
+	}
+	return nil
 }
 
 // proxyFaults are the names of the proxy's faults, the fault family's scenarios.
@@ -62,77 +102,71 @@ func ValidateScenario(name string) error {
 // reads back from the harness's SETUP scenario record.
 var Scenarios = record.Scenarios
 
-var scenarios = map[string]scenario{
-	record.ScenarioStartup: {doc: "the initial sync only: request shapes, 422s, fallbacks, time to sync; no writes",
-		run: func(*env) error { return nil }},
-	record.ScenarioDirect: {doc: "the initial sync, then each lab makes one typed List() of ConfigMaps outside its informers, as a controller does: with the gate on, client-go v0.31-v0.33 try to stream it",
-		labArgs: []string{"-direct-list"}, run: directListed},
-	record.ScenarioSteady: {doc: "the seeded creates, updates and deletes fan out to every watcher",
-		run: func(e *env) error { return e.write(e.script(), e.Interval, e.halfway(e.Fault)) }},
-	record.ScenarioReconnect: {doc: "kube-apiserver ends every watch after a few seconds, as it does at the client's timeoutSeconds; each reflector re-establishes while the writes go on",
-		proxy: true, run: reconnect},
-	record.ScenarioRestart: {doc: "kube-apiserver is killed half-way through the writes and started again over the same etcd",
-		run: func(e *env) error { return e.write(e.script(), e.Interval, e.halfway("kill-apiserver")) }},
-	record.ScenarioRestartGap: {doc: "kube-apiserver is killed half-way through the writes, etcd is written while it is down (its revision moves on), and it is started again: its watch cache starts above every lab's rv",
-		run: func(e *env) error { return e.write(e.script(), e.Interval, e.halfway("kill-apiserver-gap")) }},
-	record.ScenarioExpired: {doc: "the labs are cut off while the writer goes on, kube-apiserver restarts (its watch cache starts afresh) and etcd is compacted: every watch resumes from an rv the server no longer has",
-		proxy: true, run: expire},
+// injecting are the scenarios that inject -fault, in the table's order.
+func injecting() []string { return scenariosWhere(func(im impl) bool { return im.injects }) }
+
+// Proxied are the scenarios whose labs connect through the watch proxy, which ends their watches
+// after -watch-timeout, in the table's order.
+func Proxied() []string { return scenariosWhere(func(im impl) bool { return im.proxy }) }
+
+func scenariosWhere(cond func(impl) bool) []string {
+	var names []string
+	for _, name := range Scenarios {
+		if cond(impls[name]) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 func (e *env) script() []mutator.Step { return mutator.Script(e.Seed, e.MinWrites) }
 
-// halfway returns the step-count hook that injects fault (none when "").
-func (e *env) halfway(fault string) func(i, n int) error {
+// halfway returns the step-count hook that injects f half-way through the writes (none when
+// nil).
+func (e *env) halfway(f *Injection) func(i, n int) error {
 	return func(i, n int) error {
-		if fault == "" || i != n/2 {
+		if f == nil || i != n/2 {
 			return nil
 		}
-		killed := time.Now()
-		if err := e.inject(fault); err != nil {
-			return e.failed("injecting "+fault, err)
+		injected := time.Now()
+		if err := e.inject(f); err != nil {
+			return e.failed("injecting "+f.Name, err)
 		}
-		if fault == "kill-apiserver" || fault == "kill-apiserver-gap" {
-			return e.rewatched(killed)
+		if f.Rewatch {
+			return e.rewatched(injected)
 		}
 		return nil
 	}
 }
 
-// write plays steps one every interval; before step i it calls hook(i, len(steps)).
+// write plays steps one every interval (mutator.Play); before step i it calls hook(i, len(steps)).
 func (e *env) write(steps []mutator.Step, interval time.Duration, hook func(i, n int) error) error {
 	e.Say("writing %d changes (seed %d, one every %s)", len(steps), e.Seed, interval)
-	for i, s := range steps {
-		if i > 0 {
-			select {
-			case <-e.ctx.Done():
-				return e.failed("during the writes", e.ctx.Err())
-			case <-time.After(interval):
-			}
-		}
-		if hook != nil {
-			if err := hook(i, len(steps)); err != nil {
-				return err
-			}
-		}
-		if err := e.apply(s, true); err != nil {
-			return err
-		}
+	var before func(int, mutator.Step) error
+	if hook != nil {
+		before = func(i int, _ mutator.Step) error { return hook(i, len(steps)) }
 	}
-	return nil
+	err := mutator.Play(e.ctx, e.writer, e.t.namespace, slices.Values(steps), interval, before, e.wrote(true))
+	if err != nil && err == e.ctx.Err() { // not the hook's or a write's: the run ended between writes
+		return e.failed("during the writes", err)
+	}
+	return err
 }
 
-// apply makes one write; when delivered, every watcher must report its event.
-func (e *env) apply(s mutator.Step, delivered bool) error {
-	rv, err := e.writer.Apply(e.ctx, e.t.namespace, s)
-	e.out.Write(mutator.Record(e.t.namespace, s, rv, err))
-	if err != nil {
-		return e.failed("write", err)
+// wrote records a write's MUTATOR record, the one record of it, and counts the write; when
+// delivered, every watcher must report its event (labproc.Proc.Missing).
+func (e *env) wrote(delivered bool) func(record.Record, error) error {
+	return func(rec record.Record, err error) error {
+		e.out.Write(rec)
+		if err != nil {
+			return e.failed("write", err)
+		}
+		e.writes++
+		if delivered {
+			e.expect = append(e.expect, rec)
+		}
+		return nil
 	}
-	e.writes++
-	if delivered {
-		e.expect = append(e.expect, record.WriteKey(mutator.Record(e.t.namespace, s, rv, nil)))
-	}
-	return nil
 }
 
 // rewatched waits until every watcher has a watch accepted after since (by the restarted
@@ -174,13 +208,10 @@ func expire(e *env) error {
 	if err != nil {
 		return e.failed("waiting for the labs' watches to end at the proxy", err)
 	}
-	for i, s := range steps[third : 2*third] {
-		if i > 0 {
-			time.Sleep(e.Interval)
-		}
-		if err := e.apply(s, false); err != nil {
-			return err
-		}
+	// Not delivered: no watcher sees these as events; they reach each cache in its relist.
+	err = mutator.Play(e.ctx, e.writer, e.t.namespace, slices.Values(steps[third:2*third]), e.Interval, nil, e.wrote(false))
+	if err != nil {
+		return err
 	}
 	if err := e.crashAPIServer(0, nil); err != nil {
 		return e.failed("restart kube-apiserver", err)

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// target is the server a run uses: envtest (cp set) or the user's cluster.
+// target is the server a run uses: envtest (cp set) or the user's cluster (cluster.Target).
 type target struct {
 	cfg        *rest.Config
 	kubeconfig string            // for the labs
@@ -27,80 +27,69 @@ type target struct {
 	stop       func() // idempotent
 }
 
-// server starts envtest, or connects to the user's cluster.
+// server starts envtest, or attaches to the user's cluster in one namespace: Spec.Namespace, the
+// matrix run's (its creator deletes it), or one of its own (cluster.StartTarget). Either way
+// what the run made there is deleted when it ends, so that the next run starts with the
+// namespace empty.
 func server(ctx context.Context, o Spec, tmp string, out *record.Writer, say func(string, ...any)) (*target, error) {
-	if o.Kubeconfig != "" {
-		return attach(ctx, o, out, say)
-	}
-	// Only the default version is built on demand; another one is a deliberate choice that
-	// takes minutes to build, so it must be provisioned first.
-	if o.ServerVersion != "" && o.ServerVersion != envtestbin.DefaultVersion {
-		if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: o.ServerVersion, NoBuild: true}); err != nil {
-			return nil, cli.Usage(fmt.Errorf("kube-apiserver %s is not provisioned: run `make envtest K8S_VERSION=%s` first (%v)", o.ServerVersion, o.ServerVersion, err))
-		}
+	if err := provisioned(ctx, o); err != nil {
+		return nil, err
 	}
 	start := time.Now()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.ServerVersion, FeatureGates: o.ServerGates, Progress: cli.Lines(say)})
+	ct, err := cluster.StartTarget(ctx, cluster.TargetOptions{Kubeconfig: o.Kubeconfig, Context: o.Context, Namespace: o.Namespace,
+		Version: o.ServerVersion, Gates: o.ServerGates, Say: say})
 	if err != nil {
 		return nil, err
 	}
-	say("envtest control plane %s up in %s", cp.ServerVersion, time.Since(start).Round(time.Millisecond))
-	out.Setup("", record.StepServer, cp.ServerVersion, o.ServerGates)
-	kc, err := cp.AdminKubeconfig("informer-lab")
-	if err != nil {
-		cp.Stop()
+	t := &target{cfg: ct.Config, kubeconfig: o.Kubeconfig, namespace: ct.Namespace, labels: ct.Labels, version: ct.Version, cp: ct.CP, stop: ct.Stop}
+	if ct.Cluster != nil {
+		attached(ctx, ct, o.ServerGates, out, say)
+		return t, nil
+	}
+	say("envtest control plane %s up in %s", ct.Version, time.Since(start).Round(time.Millisecond))
+	out.Setup("", record.StepServer, ct.Version, o.ServerGates)
+	if t.kubeconfig, err = adminKubeconfig(ct.CP, tmp); err != nil {
+		ct.Stop()
 		return nil, err
 	}
-	// Credentials: readable by the owner only, outside the run directory, gone at the end.
-	path := filepath.Join(tmp, "kubeconfig")
-	if err := os.WriteFile(path, kc, 0o600); err != nil {
-		cp.Stop()
-		return nil, err
-	}
-	return &target{cfg: cp.Config, kubeconfig: path, namespace: "default", version: cp.ServerVersion, cp: cp, stop: func() { cp.Stop(); os.Remove(path) }}, nil
+	t.stop = func() { ct.Stop(); os.Remove(t.kubeconfig) }
+	return t, nil
 }
 
-// attach attaches to the user's cluster and confines the run to one namespace: Spec.Namespace,
-// the matrix run's (its creator deletes it), or one of its own, created once the user is known
-// to have every permission the run needs and deleted at the end. Either way what the run made
-// there is deleted when it ends, so that the next run starts with the namespace empty.
-func attach(ctx context.Context, o Spec, out *record.Writer, say func(string, ...any)) (*target, error) {
-	cl, err := cluster.Open(ctx, o.Kubeconfig, o.Context)
+// provisioned refuses an envtest version that is not built: only the default one is built on
+// demand; another one is a deliberate choice that takes minutes to build, so it must be
+// provisioned first.
+func provisioned(ctx context.Context, o Spec) error {
+	if o.Kubeconfig != "" || o.ServerVersion == "" || o.ServerVersion == envtestbin.DefaultVersion {
+		return nil
+	}
+	if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: o.ServerVersion, NoBuild: true}); err != nil {
+		return cli.Usage(fmt.Errorf("kube-apiserver %s is not provisioned: run `make envtest K8S_VERSION=%s` first (%v)", o.ServerVersion, o.ServerVersion, err))
+	}
+	return nil
+}
+
+// adminKubeconfig writes envtest's admin kubeconfig for the labs: credentials, readable by the
+// owner only, outside the run directory, gone at the end.
+func adminKubeconfig(cp *controlplane.ControlPlane, tmp string) (string, error) {
+	kc, err := cp.AdminKubeconfig("informer-lab")
 	if err != nil {
-		return nil, cli.Usage(err)
+		return "", err
 	}
-	ns, owned := o.Namespace, o.Namespace == ""
-	if owned {
-		ns = cluster.NewNamespace()
-		if err := cl.Check(ctx, cluster.Needs(ns)); err != nil {
-			return nil, cli.Usage(err)
-		}
-		if err := cl.CreateNamespace(ctx, ns); err != nil {
-			return nil, err
-		}
-	}
-	gates := o.ServerGates // what the matrix run learned, once for all its runs
-	if owned {
-		f := cl.Features(ctx, ns)
+	path := filepath.Join(tmp, "kubeconfig")
+	return path, os.WriteFile(path, kc, 0o600)
+}
+
+// attached says and records the cluster the run is on. The gates its cells are expected by are
+// what the cluster says of its streaming lists: asked here in a namespace of the run's own, else
+// what the matrix run learned once for all its runs (gates).
+func attached(ctx context.Context, ct *cluster.Target, gates string, out *record.Writer, say func(string, ...any)) {
+	cl := ct.Cluster
+	if ct.Owned {
+		f := cl.Features(ctx, ct.Namespace)
 		gates = f.Gates
 		say("the cluster's streaming lists: %s", f)
 	}
-	say("attached to %s (%s) as user %s; working only in namespace %s", cl.Config.Host, cl.Version, cl.User, ns)
+	say("attached to %s (%s) as user %s; working only in namespace %s", cl.Config.Host, cl.Version, cl.User, ct.Namespace)
 	out.Setup("", record.StepServer, cl.Version, gates)
-	stop := func() {
-		if cl == nil {
-			return
-		}
-		if owned {
-			if err := cl.DeleteNamespace(ns); err != nil {
-				say("%v", err)
-			} else {
-				say("deleted namespace %s and the run's ConfigMaps", ns)
-			}
-		} else if err := cl.Clean(ns); err != nil {
-			say("%v", err)
-		}
-		cl = nil
-	}
-	return &target{cfg: cl.Config, kubeconfig: o.Kubeconfig, namespace: ns, version: cl.Version, labels: cluster.RunLabels(ns), stop: stop}, nil
 }

@@ -124,25 +124,52 @@ func measurable(goos, goarch string) error {
 	return cli.Usage(fmt.Errorf("make bench measures kube-apiserver's peak memory through /proc (VmHWM, reset per run by /proc/<pid>/clear_refs): Linux only, and this is %s/%s; docs/bench.md shows a Linux run, and ARGS='-from DIR' renders one here", goos, goarch))
 }
 
+// parseFlags reads make bench's flags: defined, parsed, -quick applied, the lists and sizes
+// read into options, every value checked, and the directories found.
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	o := options{large: Case{Name: "large", Resource: record.ResourceConfigMaps}, small: Case{Name: "small", Resource: record.ResourceConfigMaps},
 		secrets: Case{Name: "secrets", Resource: record.ResourceSecrets}}
-	var ks, serverList string
-	var largeKiB, smallKiB, secretsK int
+	var v flagValues
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	defineFlags(fs, &o, &v)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
+	}
+	if o.quick {
+		quickDefaults(fs, &o, &v)
+	}
+	if err := o.read(v); err != nil {
+		return o, err
+	}
+	if err := o.check(v); err != nil {
+		return o, err
+	}
+	return o, o.locate()
+}
+
+// flagValues are the flags options holds only once read: lists, and sizes in KiB.
+type flagValues struct {
+	ks, servers                  string
+	largeKiB, smallKiB, secretsK int
+}
+
+func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and "+labModule+" (default: found from the working directory)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
-	fs.StringVar(&serverList, "servers", DefaultServers, "kube-apiservers to measure, one after the other, each on its own etcd: versions X.Y.Z, each optionally with feature gates after a colon (1.37.2:WatchListCompression=false); built from the Go module proxy when missing")
+	fs.StringVar(&v.servers, "servers", DefaultServers, "kube-apiservers to measure, one after the other, each on its own etcd: versions X.Y.Z, each optionally with feature gates after a colon (1.37.2:WatchListCompression=false); built from the Go module proxy when missing")
 	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets")
 	fs.IntVar(&o.large.Objects, "large-count", 200, "ConfigMaps in the large-objects case")
-	fs.IntVar(&largeKiB, "large-kib", 512, "KiB of data per ConfigMap in the large-objects case (at most 1000: ConfigMaps are limited to 1 MiB)")
+	fs.IntVar(&v.largeKiB, "large-kib", 512, "KiB of data per ConfigMap in the large-objects case (at most 1000: ConfigMaps are limited to 1 MiB)")
 	fs.IntVar(&o.small.Objects, "small-count", 20000, "ConfigMaps in the many-small-objects case")
-	fs.IntVar(&smallKiB, "small-kib", 1, "KiB of data per ConfigMap in the many-small-objects case")
+	fs.IntVar(&v.smallKiB, "small-kib", 1, "KiB of data per ConfigMap in the many-small-objects case")
 	fs.IntVar(&o.secrets.Objects, "secrets-count", 400, "Secrets in KEP-3157's shape (its manual test: 400 Secrets of about 1 MB, 16 informers)")
 	fs.Int64Var(&o.secrets.Size, "secrets-bytes", 760000, "random bytes per Secret (the perf-tests watch-list job writes 760,000; at most 1,000,000)")
-	fs.IntVar(&secretsK, "secrets-k", 16, "informers started at once in the secrets case (it runs at this K only)")
-	fs.StringVar(&ks, "k", "1,4,8,16", "informers started at once, comma-separated (each 1 to 26)")
+	fs.IntVar(&v.secretsK, "secrets-k", 16, "informers started at once in the secrets case (it runs at this K only)")
+	fs.StringVar(&v.ks, "k", "1,4,8,16", "informers started at once, comma-separated (each 1 to 26)")
 	fs.IntVar(&o.repeats, "repeats", 3, "runs per mode and point; the modes alternate run after run")
 	fs.DurationVar(&o.interval, "interval", 20*time.Millisecond, "VmRSS sampling interval")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 5*time.Minute, "how long one run's informers may take to sync")
@@ -154,70 +181,80 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.from, "from", "", "measure nothing: re-render the tables and plots (and docs/bench.md with -docs) from this run directory's results.json")
 	fs.BoolVar(&o.docs, "docs", false, "also write docs/bench.md and its plots from this run")
 	fs.BoolVar(&o.quick, "quick", false, "a run of about a minute: 50 × 512 KiB and 4000 × 1 KiB, K 1 and 8, 1 repeat (flags given explicitly still win)")
-	if err := fs.Parse(args); err != nil {
-		return o, err
+}
+
+// quickDefaults is -quick: a smaller run, in every value the user did not give.
+func quickDefaults(fs *flag.FlagSet, o *options, v *flagValues) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	quick := map[string]func(){
+		"large-count":   func() { o.large.Objects = 50 },
+		"small-count":   func() { o.small.Objects = 4000 },
+		"k":             func() { v.ks = "1,8" },
+		"repeats":       func() { o.repeats = 1 },
+		"secrets-count": func() { o.secrets.Objects = 40 },
+		"servers":       func() { v.servers = envtestbin.DefaultVersion },
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
-	}
-	if o.quick {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		quick := map[string]func(){
-			"large-count":   func() { o.large.Objects = 50 },
-			"small-count":   func() { o.small.Objects = 4000 },
-			"k":             func() { ks = "1,8" },
-			"repeats":       func() { o.repeats = 1 },
-			"secrets-count": func() { o.secrets.Objects = 40 },
-			"servers":       func() { serverList = envtestbin.DefaultVersion },
-		}
-		for name, apply := range quick {
-			if !set[name] {
-				apply()
-			}
+	for name, apply := range quick {
+		if !set[name] {
+			apply()
 		}
 	}
-	o.large.Size, o.small.Size = int64(largeKiB)<<10, int64(smallKiB)<<10
-	if secretsK < 1 || secretsK > 26 {
-		return o, fmt.Errorf("-secrets-k: %d is not a number of informers from 1 to 26", secretsK)
+}
+
+// read sets the sizes, the secrets case's K, the servers and the K from the flags' values.
+func (o *options) read(v flagValues) error {
+	o.large.Size, o.small.Size = int64(v.largeKiB)<<10, int64(v.smallKiB)<<10
+	if v.secretsK < 1 || v.secretsK > 26 {
+		return fmt.Errorf("-secrets-k: %d is not a number of informers from 1 to 26", v.secretsK)
 	}
-	o.secrets.Ks = []int{secretsK}
+	o.secrets.Ks = []int{v.secretsK}
 	var err error
-	if o.servers, err = servers.ParseList(serverList); err != nil {
-		return o, fmt.Errorf("-servers: %w", err)
+	if o.servers, err = servers.ParseList(v.servers); err != nil {
+		return fmt.Errorf("-servers: %w", err)
 	}
 	if len(o.servers) == 0 {
-		return o, errors.New("-servers: no server given")
+		return errors.New("-servers: no server given")
 	}
-	for _, f := range strings.Split(ks, ",") {
+	for _, f := range strings.Split(v.ks, ",") {
 		k, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || k < 1 || k > 26 {
-			return o, fmt.Errorf("-k: %q is not a number of informers from 1 to 26", f)
+			return fmt.Errorf("-k: %q is not a number of informers from 1 to 26", f)
 		}
 		o.ks = append(o.ks, k)
 	}
+	return nil
+}
+
+// check refuses values out of range, and cases that -cases does not know.
+func (o options) check(v flagValues) error {
 	switch {
 	case o.repeats < 1:
-		return o, fmt.Errorf("-repeats must be at least 1, got %d", o.repeats)
+		return fmt.Errorf("-repeats must be at least 1, got %d", o.repeats)
 	case o.large.Objects < 1 || o.small.Objects < 1 || o.secrets.Objects < 1:
-		return o, fmt.Errorf("-large-count, -small-count and -secrets-count must be at least 1")
+		return fmt.Errorf("-large-count, -small-count and -secrets-count must be at least 1")
 	case o.secrets.Size < 1 || o.secrets.Size > 1000000:
-		return o, fmt.Errorf("-secrets-bytes must be 1 to 1000000 (a Secret holds at most 1 MiB), got %d", o.secrets.Size)
-	case largeKiB < 1 || largeKiB > 1000 || smallKiB < 1 || smallKiB > 1000:
-		return o, fmt.Errorf("-large-kib and -small-kib must be 1 to 1000 (a ConfigMap holds at most 1 MiB)")
+		return fmt.Errorf("-secrets-bytes must be 1 to 1000000 (a Secret holds at most 1 MiB), got %d", o.secrets.Size)
+	case v.largeKiB < 1 || v.largeKiB > 1000 || v.smallKiB < 1 || v.smallKiB > 1000:
+		return fmt.Errorf("-large-kib and -small-kib must be 1 to 1000 (a ConfigMap holds at most 1 MiB)")
 	case o.interval <= 0 || o.workers < 1 || o.memFactor <= 0:
-		return o, fmt.Errorf("-interval, -workers and -mem-factor must be positive")
+		return fmt.Errorf("-interval, -workers and -mem-factor must be positive")
 	}
-	if _, err := o.selected(); err != nil {
-		return o, err
-	}
+	_, err := o.selected()
+	return err
+}
+
+// locate finds the repository root and the runs' parent directory, and -from in the root when
+// it is not where it was given (make runs in harness/: "out/…" is the root's).
+func (o *options) locate() error {
+	var err error
 	o.root, o.out, err = rundir.Defaults(o.root, o.out)
 	if err == nil && o.from != "" && !filepath.IsAbs(o.from) {
 		if _, serr := os.Stat(o.from); serr != nil {
-			o.from = filepath.Join(o.root, o.from) // make runs in harness/: "out/…" is the root's
+			o.from = filepath.Join(o.root, o.from)
 		}
 	}
-	return o, err
+	return err
 }
 
 // selected returns the cases -cases names, in that order.

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/rundir"
 	"informer-lab/harness/internal/servers"
@@ -219,7 +220,7 @@ func (p *progress) step() string {
 
 // measureServer starts one kube-apiserver (and its etcd), runs every case on it and stops it.
 func measureServer(ctx context.Context, sv servers.Server, cases []Case, o options, bin, kubeconfig, runDir string, seeding map[string]time.Duration, p *progress, say func(string, ...any)) (info ServerInfo, results []Result, err error) {
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: sv.Version, FeatureGates: sv.Gates, Progress: sayWriter{say}})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: sv.Version, FeatureGates: sv.Gates, Progress: cli.Lines(say)})
 	if err != nil {
 		return info, nil, err
 	}
@@ -617,13 +618,6 @@ func etcdVersion(ctx context.Context, dir string) string {
 		}
 	}
 	return "unknown"
-}
-
-type sayWriter struct{ say func(string, ...any) }
-
-func (w sayWriter) Write(p []byte) (int, error) {
-	w.say("%s", strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 func writeJSON(path string, v any) error {

@@ -1,5 +1,6 @@
 // Package cli is what the harness's commands (make compare, matrix, bench, observe) share about
-// ending: how parsing their flags ended, and which errors are the user's input (exit 2).
+// parsing their flags and ending: how parsing ended, and which errors are the user's input
+// (exit 2).
 package cli
 
 import (
@@ -8,6 +9,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"informer-lab/harness/internal/rundir"
+	"informer-lab/record"
 )
 
 // ExitUsage is the exit code of bad input: a flag, a value, a file or a command that is not
@@ -31,6 +35,39 @@ func Usage(err error) error {
 // IsUsage reports an error that is the user's input.
 func IsUsage(err error) bool { return errors.As(err, new(UsageError)) }
 
+// Flags is a command's flag set, parsed as every command parses its flags: an error is returned,
+// not exited on (Parsed says how parsing ended), the usage goes to stderr, and an argument that
+// is not a flag is refused. It has -root and -out, for a command that makes run directories.
+type Flags struct {
+	*flag.FlagSet
+	root, out string
+}
+
+// NewFlags is the flag set of command name, with -root (the repository, holding rootHolds) and
+// -out.
+func NewFlags(name, rootHolds string, stderr io.Writer) *Flags {
+	f := &Flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
+	f.SetOutput(stderr)
+	f.StringVar(&f.root, "root", "", "repository root, holding "+rootHolds+" (default: found from the working directory)")
+	f.StringVar(&f.out, "out", "", "parent of run directories (default: <root>/out)")
+	return f
+}
+
+// Parse parses args, which are flags only.
+func (f *Flags) Parse(args []string) error {
+	if err := f.FlagSet.Parse(args); err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags only; see -h)", f.Arg(0))
+	}
+	return nil
+}
+
+// Dirs are -root and -out, or where the user gave none their defaults (rundir.Defaults): the
+// last thing a command's parsing does, once every flag is known to be good.
+func (f *Flags) Dirs() (root, out string, err error) { return rundir.Defaults(f.root, f.out) }
+
 // Parsed says how parsing the flags ended: go on (ok), or exit with code: 0 after -h (the flag
 // package printed the usage), ExitUsage after a bad flag, whose error it prints as one line.
 func Parsed(err error, stderr io.Writer) (code int, ok bool) {
@@ -44,9 +81,9 @@ func Parsed(err error, stderr io.Writer) (code int, ok bool) {
 	return ExitUsage, false
 }
 
-// OneLine is an error's text on one line, as the commands print it: wrapped errors from
-// client-go and exec carry newlines.
-func OneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+// OneLine is an error's text on one line, as the commands print it: record.OneLine, the one
+// definition every module uses.
+func OneLine(err error) string { return record.OneLine(err) }
 
 // Lines is an io.Writer that says each line written to it through say: a build's or envtest's
 // progress, in a command's own prefixed lines.

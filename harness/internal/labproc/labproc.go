@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,8 +58,8 @@ type Proc struct {
 	Name   string
 	proc   *process.Process
 	mu     sync.Mutex
-	synced map[string]bool            // tag -> synced
-	seen   map[string]map[string]bool // tag -> record.EventKeys of the watch events seen
+	synced map[string]bool                       // tag -> synced
+	events map[string]map[string][]record.Record // tag -> namespace/name -> the watch events of that object
 	fault  string
 	stderr string
 	setups []record.Record // every SETUP record, in order (few: versions, gate, server, synced)
@@ -78,7 +79,7 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 		logFile.Close()
 		return nil, err
 	}
-	p := &Proc{Name: name, synced: map[string]bool{}, seen: map[string]map[string]bool{}, stderr: errPath,
+	p := &Proc{Name: name, synced: map[string]bool{}, events: map[string]map[string][]record.Record{}, stderr: errPath,
 		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = errFile
@@ -113,12 +114,10 @@ func (p *Proc) note(r record.Record) {
 	case r.Kind == record.Setup && r.Step == record.StepFault && p.fault == "":
 		p.fault = r.Value + ": " + r.Detail
 	case r.Kind == record.WatchEvent && r.Name != "":
-		if p.seen[r.Tag] == nil {
-			p.seen[r.Tag] = map[string]bool{}
+		if p.events[r.Tag] == nil {
+			p.events[r.Tag] = map[string][]record.Record{}
 		}
-		for _, k := range record.EventKeys(r) {
-			p.seen[r.Tag][k] = true
-		}
+		p.events[r.Tag][object(r)] = append(p.events[r.Tag][object(r)], r)
 	case record.IsWatch(r):
 		if r.Status == 200 && r.Error == "" {
 			p.watchOK[r.Tag] = r.Time
@@ -171,21 +170,27 @@ func (p *Proc) PID() int { return p.proc.PID() }
 // Signal sends the lab a signal of a fault (SIGKILL, SIGSTOP).
 func (p *Proc) Signal(sig syscall.Signal) error { return p.proc.Signal(sig) }
 
-// Missing returns how many of the events named by keys (record.WriteKey of each write) the
-// watchers of tags have not delivered.
-func (p *Proc) Missing(keys []string, tags ...string) int {
+// Missing returns how many of writes (their MUTATOR records) the watchers of tags have not
+// delivered, by compare's rule (record.Delivers: the same event type, object and rv). Live, the
+// events may have come in any order: the harness only waits until every write has arrived, and
+// compare checks afterwards, from the logs, that each watcher delivered them in order.
+func (p *Proc) Missing(writes []record.Record, tags ...string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
 	for _, t := range tags {
-		for _, k := range keys {
-			if !p.seen[t][k] {
+		for _, w := range writes {
+			delivers := func(ev record.Record) bool { return record.Delivers(w, ev) }
+			if !slices.ContainsFunc(p.events[t][object(w)], delivers) {
 				n++
 			}
 		}
 	}
 	return n
 }
+
+// object names a write's or an event's object: Missing looks only at that object's events.
+func object(r record.Record) string { return r.Namespace + "/" + r.Name }
 
 // Exited returns a description of how the lab ended, or "" while it runs.
 func (p *Proc) Exited() string {
@@ -195,7 +200,12 @@ func (p *Proc) Exited() string {
 	return ""
 }
 
-// Stop asks the lab to stop (SIGINT, what Ctrl-C sends), then kills it after grace.
+// Stop asks the lab to stop (SIGINT, what Ctrl-C sends), then kills it after grace: only that
+// kill is an error, not the lab's exit status. A lab exits 1 when some of its informers had not
+// synced by then, and its last record names them: against a server that does not play along,
+// or with a kind that does not follow the protocol, that is the cell's finding, which compare
+// reads from the records, not a failure of the run. (A lab that exits during the run fails it:
+// Exited, which the harness polls until it stops the labs.)
 func (p *Proc) Stop(grace time.Duration) error { return p.proc.Stop(grace) }
 
 func tail(path string, n int) string {

@@ -20,6 +20,7 @@ import (
 	"informer-lab/harness/internal/app"
 	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/cluster"
+	"informer-lab/harness/internal/proxy"
 	"informer-lab/harness/internal/rundir"
 	"informer-lab/harness/internal/servers"
 	"informer-lab/record"
@@ -33,13 +34,20 @@ var Servers = []string{"1.31.14", "1.32.13", "1.32.13:WatchList=false", "1.33.13
 // server unless SERVERS says otherwise, regenerates docs/faults.md.
 const FaultsAlias = "faults"
 
-// FaultScenarios are the faults docs/faults.md shows: each fault of the proxy with its default
-// parameter, and the refusals whose status decides between falling back and retrying.
-var FaultScenarios = []string{
-	"fault:no-end-bookmark", "fault:strip-annotations", "fault:ignore-send-initial-events",
-	"fault:cut-initial-stream", "fault:too-large-rv",
-	"fault:refuse-watch-list=400", "fault:refuse-watch-list=406", "fault:refuse-watch-list=500",
-}
+// FaultScenarios are the faults docs/faults.md shows: each fault of the proxy's table
+// (proxy.Faults), with its default parameter or with each parameter of its Grid.
+var FaultScenarios = func() []string {
+	var names []string
+	for _, f := range proxy.Faults() {
+		if len(f.Grid) == 0 {
+			names = append(names, record.ScenarioFaultPrefix+f.Name)
+		}
+		for _, param := range f.Grid {
+			names = append(names, fmt.Sprintf("%s%s=%d", record.ScenarioFaultPrefix, f.Name, param))
+		}
+	}
+	return names
+}()
 
 // KindsAliases name every informer kind of record.Kinds at once: `make matrix KINDS=all`.
 var KindsAliases = []string{"all", "kinds"}
@@ -48,7 +56,7 @@ var KindsAliases = []string{"all", "kinds"}
 // KINDS=all` regenerates it (so does the same with these SERVERS and SCENARIOS spelled out).
 const (
 	KindsDocsServer    = "1.37.2"
-	KindsDocsScenarios = "startup,steady"
+	KindsDocsScenarios = record.ScenarioStartup + "," + record.ScenarioSteady
 )
 
 // Gates each lab module runs with: one row per module and setting.
@@ -85,10 +93,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and the client-v* modules (default: found from the working directory)")
-	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
+	fs := cli.NewFlags("matrix", "go.work and the client-v* modules", stderr)
 	fs.StringVar(&o.clients, "clients", "", "comma-separated client cells (client-v031-on) or modules (client-v031: both gates); default: every client-v* module, gate off and on")
 	fs.StringVar(&o.servers, "servers", "", "comma-separated server versions, a version may carry kube-apiserver feature gates after a colon; default: "+strings.Join(Servers, ",")+" (none with --kubeconfig)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "a column for this cluster too (make matrix KUBECONFIG=path): every run works in one namespace the matrix creates, once the user is known to have every permission it needs, and deletes; scenarios that need the server's processes are n/a there")
@@ -99,15 +104,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.docs, "docs", false, "also write docs/matrix.md (a grid with a kind axis: docs/kinds.md; of faults only: docs/faults.md) and the cells' logs beside it (the full grid, -kinds all and -scenarios faults do this by default)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scripts (same seed, same writes)")
 	fs.DurationVar(&o.interval, "interval", 200*time.Millisecond, "time between writes")
-	fs.DurationVar(&o.watchTimeout, "watch-timeout", 3*time.Second, "reconnect and expired: when kube-apiserver ends each watch")
+	fs.DurationVar(&o.watchTimeout, "watch-timeout", 3*time.Second, strings.Join(app.Proxied(), " and ")+": how long each watch lasts once established (a streaming list: once its initial events have ended), before the proxy between labs and server ends it")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 60*time.Second, "how long labs may take to sync, and watchers to deliver the writes")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
-	}
-	o.command = command(fs)
+	o.command = command(fs.FlagSet)
 	switch {
 	case o.kubeContext != "" && o.kubeconfig == "":
 		return o, fmt.Errorf("--context %s goes with --kubeconfig", o.kubeContext)
@@ -132,7 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("-sync-wait must be positive, got %s", o.syncWait)
 	}
 	var err error
-	o.root, o.out, err = rundir.Defaults(o.root, o.out)
+	o.root, o.out, err = fs.Dirs()
 	return o, err
 }
 
@@ -256,22 +258,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 	}
 	start := time.Now()
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[matrix] "+format+"\n", a...) }
-
-	// 0. The user's cluster, if asked for: it answers, and its user may do everything a run
-	// does in the namespace the matrix will create, before anything is built or created.
-	var cl *cluster.Cluster
-	var ns string
-	if o.kubeconfig != "" {
-		ns = cluster.NewNamespace()
-		if cl, err = cluster.Open(ctx, o.kubeconfig, o.kubeContext); err != nil {
-			return exitUsage, err
-		}
-		if err := cl.Check(ctx, cluster.Needs(ns)); err != nil {
-			return exitUsage, err
-		}
-		say("cluster at %s (%s): user %s may do what the runs need in namespace %s", cl.Config.Host, cl.Version, cl.User, ns)
+	cl, ns, err := openCluster(ctx, o, say)
+	if err != nil {
+		return exitUsage, err
 	}
-
 	// 1. Every server version, built once from the module proxy and reused after that.
 	if err := servers.Provision(ctx, g.servers, say, stderr); err != nil {
 		if errors.Is(err, servers.ErrUsage) {
@@ -279,28 +269,79 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 		}
 		return exitRun, err
 	}
-
 	// 2. Every lab module built once; each client cell is a module and a gate setting.
 	dir, err := rundir.New(o.out, "matrix-", start)
 	if err != nil {
 		return exitRun, err
 	}
 	say("run directory: %s", dir)
-	var mods []string
-	for _, c := range g.clients {
-		if m := module(c); !slices.Contains(mods, m) {
-			mods = append(mods, m)
-		}
-	}
-	for i := range mods {
-		mods[i] = filepath.Join(o.root, mods[i])
-	}
-	built, err := app.BuildCells(ctx, mods, func(f string, a ...any) { say(f, a...) })
+	cells, err := buildCells(ctx, o.root, g.clients, say)
 	if err != nil {
 		return exitRun, err
 	}
+	cols := columns(g)
+	if cl != nil {
+		col, err := clusterColumnIn(ctx, cl, ns, say)
+		if err != nil {
+			return exitRun, err
+		}
+		defer deleteNamespace(cl, ns, say) // however the matrix ends
+		cols = append(cols, col)
+	}
+	// 3. One run per server, scenario and kind, every cell attached at once.
+	p := newPlay(o, g, cols, cells, dir, start, say)
+	if err := p.all(ctx, g, cols, stdout); err != nil {
+		return exitRun, err
+	}
+	orderClients(p.res, cells)
+	p.res.Duration = time.Since(start).Round(time.Second).String()
+	// 4. The grid: on the terminal, and as markdown and JSON beside the runs.
+	if err := write(p.res, dir, o, stdout, say); err != nil {
+		return exitRun, err
+	}
+	say("grid of %d cells in %s: %s", len(p.res.Cells), p.res.Duration, filepath.Join(dir, "matrix.md"))
+	for _, c := range p.res.Cells {
+		if c.Lost != "" || c.Failed != "" {
+			return exitFindings, nil
+		}
+	}
+	return 0, nil
+}
+
+// openCluster opens the user's cluster, if asked for (nil if not), and checks that its user may
+// do everything a run does in the namespace the matrix will create, ns: before anything is
+// built or created. Every error is the user's input.
+func openCluster(ctx context.Context, o options, say func(string, ...any)) (*cluster.Cluster, string, error) {
+	if o.kubeconfig == "" {
+		return nil, "", nil
+	}
+	ns := cluster.NewNamespace()
+	cl, err := cluster.Open(ctx, o.kubeconfig, o.kubeContext)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cl.Check(ctx, cluster.Needs(ns)); err != nil {
+		return nil, "", err
+	}
+	say("cluster at %s (%s): user %s may do what the runs need in namespace %s", cl.Config.Host, cl.Version, cl.User, ns)
+	return cl, ns, nil
+}
+
+// buildCells builds every lab module the client cells name, once; each cell is a module and a
+// gate setting.
+func buildCells(ctx context.Context, root string, clients []string, say func(string, ...any)) ([]app.Cell, error) {
+	var mods []string
+	for _, c := range clients {
+		if m := filepath.Join(root, module(c)); !slices.Contains(mods, m) {
+			mods = append(mods, m)
+		}
+	}
+	built, err := app.BuildCells(ctx, mods, say)
+	if err != nil {
+		return nil, err
+	}
 	var cells []app.Cell
-	for _, c := range g.clients {
+	for _, c := range clients {
 		for _, b := range built {
 			if b.Module == module(c) {
 				b.Name, b.WatchList = c, c[strings.LastIndex(c, "-")+1:]
@@ -308,108 +349,146 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (int, error) 
 			}
 		}
 	}
+	return cells, nil
+}
 
-	// The columns: every envtest server asked for, then the cluster, in the one namespace every
-	// run works in, which is deleted when the matrix ends, however it ends.
+// columns are the grid's envtest columns: every server asked for, in that order.
+func columns(g grid) []column {
 	var cols []column
 	for _, s := range g.servers {
 		cols = append(cols, column{Server: matrix.Server{Name: s.Name(), Version: "v" + s.Version, FeatureGates: s.Gates}, slug: s.Slug(), envtest: s})
 	}
-	if cl != nil {
-		if err := cl.CreateNamespace(ctx, ns); err != nil {
-			return exitRun, err
-		}
-		defer func() {
-			if err := cl.DeleteNamespace(ns); err != nil {
-				say("%v", err)
-				return
-			}
-			say("deleted namespace %s and the runs' ConfigMaps", ns)
-		}()
-		f := cl.Features(ctx, ns)
-		say("the cluster's streaming lists: %s", f)
-		cols = append(cols, clusterColumn(cl, ns, f))
-	}
+	return cols
+}
 
-	// 3. One run per server, scenario and kind, every cell attached at once (but those the
-	// kind cannot run with: they are n/a, and not started).
-	res := matrix.New(start)
-	res.Scenarios = g.scenarios
-	kinds := []string{""} // no kind axis: the labs' default kind, the grid of before kinds
+// clusterColumnIn creates namespace ns on the cluster, the one every run there works in, and
+// asks the cluster about its streaming lists in it: its column.
+func clusterColumnIn(ctx context.Context, cl *cluster.Cluster, ns string, say func(string, ...any)) (column, error) {
+	if err := cl.CreateNamespace(ctx, ns); err != nil {
+		return column{}, err
+	}
+	f := cl.Features(ctx, ns)
+	say("the cluster's streaming lists: %s", f)
+	return clusterColumn(cl, ns, f), nil
+}
+
+// deleteNamespace deletes the cluster's namespace and what the runs made in it.
+func deleteNamespace(cl *cluster.Cluster, ns string, say func(string, ...any)) {
+	if err := cl.DeleteNamespace(ns); err != nil {
+		say("%v", err)
+		return
+	}
+	say("deleted namespace %s and the runs' ConfigMaps", ns)
+}
+
+// play is the grid being played, run by run: what each run is given, and the grid so far.
+type play struct {
+	o         options
+	res       *matrix.Result
+	kinds     []string // "" alone: no kind axis, the labs' default kind (the grid of before kinds)
+	cells     []app.Cell
+	dir       string
+	start     time.Time // the matrix's
+	say       func(string, ...any)
+	n, total  int       // the runs so far, and of the grid
+	gridStart time.Time // after the builds: what is left is runs like the ones done
+}
+
+func newPlay(o options, g grid, cols []column, cells []app.Cell, dir string, start time.Time, say func(string, ...any)) *play {
+	p := &play{o: o, res: matrix.New(start), kinds: []string{""}, cells: cells, dir: dir, start: start, say: say, gridStart: time.Now()}
+	p.res.Scenarios = g.scenarios
 	if g.kindAxis() {
-		res.Kinds, kinds, res.Command = g.kinds, g.kinds, o.command
+		p.res.Kinds, p.kinds, p.res.Command = g.kinds, g.kinds, o.command
 	}
 	for _, col := range cols { // the columns in the order asked, even for a run that fails
-		res.Servers = append(res.Servers, col.Server)
+		p.res.Servers = append(p.res.Servers, col.Server)
 	}
-	total, n := len(cols)*len(g.scenarios)*len(kinds), 0
-	gridStart := time.Now() // after the builds: what is left is runs like the ones done
-	// Server by server, so the estimate of what is left holds (every server plays every scenario).
-	for _, s := range cols {
+	p.total = len(cols) * len(g.scenarios) * len(p.kinds)
+	return p
+}
+
+// all plays every scenario of every kind in every column, server by server, so the estimate of
+// what is left holds (every server plays every scenario). Interrupted, it writes the grid so
+// far and says where.
+func (p *play) all(ctx context.Context, g grid, cols []column, stdout io.Writer) error {
+	for _, col := range cols {
 		for _, sc := range g.scenarios {
-			for _, kind := range kinds {
-				n++
-				eta := ""
-				if n > 1 {
-					left := time.Since(gridStart) / time.Duration(n-1) * time.Duration(total-n+1)
-					eta = fmt.Sprintf(", about %s left", left.Round(time.Second))
-				}
-				run, na := applicable(sc, kind, cells, s)
-				for _, c := range cells {
-					if why, ok := na[c.Name]; ok {
-						res.AddNotApplicable(sc, kind, s.Name, c.Name, why)
-					}
-				}
-				what := fmt.Sprintf("kube-apiserver %s, scenario %s", s.Name, sc)
-				if s.namespace != "" {
-					what = fmt.Sprintf("%s, scenario %s", s.Name, sc) // "cluster-v1.32.13 …"
-				}
-				if kind != "" {
-					what += ", kind " + kind
-				}
-				if len(run) == 0 {
-					say("%d/%d: %s: every cell is n/a (%s): run skipped", n, total, what, strings.Join(distinct(na), "; "))
-					continue
-				}
-				nas := ""
-				if len(na) > 0 {
-					nas = fmt.Sprintf(", %d n/a", len(na))
-				}
-				say("%d/%d: %s (%d cells%s; %s so far%s)", n, total, what, len(run), nas, time.Since(start).Round(time.Second), eta)
-				err := runOne(ctx, o, res, dir, sc, kind, s, run, say)
-				if ctx.Err() != nil {
-					// Keep what was finished: the grid so far, without the interrupted run's cells.
-					res.Cells = slices.DeleteFunc(res.Cells, func(c matrix.Cell) bool {
-						return c.Scenario == sc && c.Server == s.Name && c.Kind == kind
-					})
-					res.Duration = time.Since(start).Round(time.Second).String()
-					o.docs = false
-					orderClients(res, cells)
-					if err := write(res, dir, o, stdout, say); err != nil {
-						say("writing the partial grid: %v", err)
-					}
-					return exitRun, fmt.Errorf("interrupted during %s; the grid so far and the finished runs are in %s", what, dir)
-				}
-				if err != nil {
-					say("run failed: %v", err)
+			for _, kind := range p.kinds {
+				if err := p.one(ctx, sc, kind, col); err != nil {
+					return p.interrupted(sc, kind, col, stdout)
 				}
 			}
 		}
 	}
-	orderClients(res, cells)
-	res.Duration = time.Since(start).Round(time.Second).String()
+	return nil
+}
 
-	// 4. The grid: on the terminal, and as markdown and JSON beside the runs.
-	if err := write(res, dir, o, stdout, say); err != nil {
-		return exitRun, err
-	}
-	say("grid of %d cells in %s: %s", len(res.Cells), res.Duration, filepath.Join(dir, "matrix.md"))
-	for _, c := range res.Cells {
-		if c.Lost != "" || c.Failed != "" {
-			return exitFindings, nil
+// one plays scenario sc of kind in column col with every cell attached at once, but those the
+// kind cannot run with: they are n/a, and not started. It fails only when ctx ended.
+func (p *play) one(ctx context.Context, sc, kind string, col column) error {
+	p.n++
+	run, na := applicable(sc, kind, p.cells, col)
+	for _, c := range p.cells {
+		if why, ok := na[c.Name]; ok {
+			p.res.AddNotApplicable(sc, kind, col.Name, c.Name, why)
 		}
 	}
-	return 0, nil
+	what := runName(sc, kind, col)
+	if len(run) == 0 {
+		p.say("%d/%d: %s: every cell is n/a (%s): run skipped", p.n, p.total, what, strings.Join(distinct(na), "; "))
+		return nil
+	}
+	nas := ""
+	if len(na) > 0 {
+		nas = fmt.Sprintf(", %d n/a", len(na))
+	}
+	p.say("%d/%d: %s (%d cells%s; %s so far%s)", p.n, p.total, what, len(run), nas, time.Since(p.start).Round(time.Second), p.eta())
+	err := runOne(ctx, p.o, p.res, p.dir, sc, kind, col, run, p.say)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		p.say("run failed: %v", err)
+	}
+	return nil
+}
+
+// eta estimates what is left of the grid from the runs done, "" before the first is.
+func (p *play) eta() string {
+	if p.n <= 1 {
+		return ""
+	}
+	left := time.Since(p.gridStart) / time.Duration(p.n-1) * time.Duration(p.total-p.n+1)
+	return fmt.Sprintf(", about %s left", left.Round(time.Second))
+}
+
+// runName names a run in the matrix's progress: "kube-apiserver 1.32.13, scenario steady",
+// "cluster-v1.32.13 …, scenario steady", then its kind when the grid has a kind axis.
+func runName(sc, kind string, col column) string {
+	what := fmt.Sprintf("kube-apiserver %s, scenario %s", col.Name, sc)
+	if col.namespace != "" {
+		what = fmt.Sprintf("%s, scenario %s", col.Name, sc)
+	}
+	if kind != "" {
+		what += ", kind " + kind
+	}
+	return what
+}
+
+// interrupted keeps what was finished: it writes the grid so far, without the interrupted run's
+// cells, and returns the error that says where it is.
+func (p *play) interrupted(sc, kind string, col column, stdout io.Writer) error {
+	p.res.Cells = slices.DeleteFunc(p.res.Cells, func(c matrix.Cell) bool {
+		return c.Scenario == sc && c.Server == col.Name && c.Kind == kind
+	})
+	p.res.Duration = time.Since(p.start).Round(time.Second).String()
+	o := p.o
+	o.docs = false
+	orderClients(p.res, p.cells)
+	if err := write(p.res, p.dir, o, stdout, p.say); err != nil {
+		p.say("writing the partial grid: %v", err)
+	}
+	return fmt.Errorf("interrupted during %s; the grid so far and the finished runs are in %s", runName(sc, kind, col), p.dir)
 }
 
 // runOne plays one scenario in one column with every cell, of one informer kind ("": the

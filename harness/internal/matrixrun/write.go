@@ -34,7 +34,7 @@ func write(res *matrix.Result, dir string, o options, stdout io.Writer, say func
 	switch {
 	case len(res.Kinds) > 0:
 		name = "kinds"
-	case !slices.ContainsFunc(res.Scenarios, func(sc string) bool { return !record.IsFaultScenario(sc) }):
+	case !slices.ContainsFunc(res.Scenarios, func(sc string) bool { return record.ScenarioOf(sc).Check != record.CheckFault }):
 		name = "faults"
 	}
 	docs := filepath.Join(o.root, "docs")

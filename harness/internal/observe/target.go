@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"informer-lab/harness/internal/cli"
+	"informer-lab/harness/internal/cluster"
 	"informer-lab/harness/internal/proxy"
-	"informer-lab/lab/controlplane"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -34,7 +33,11 @@ func (t *target) stop() {
 	t.stops = nil
 }
 
-// connect starts envtest, or attaches to -kubeconfig's cluster. On error nothing is left.
+// connect starts envtest, or attaches to -kubeconfig's cluster (cluster.StartTarget): the
+// command is observed in a namespace of the run's own, created once the user is known to be
+// allowed what the run does there (its writer's writes, the namespace itself), and deleted at
+// the end. What the observed command does is its own business: it acts with the user's
+// credentials, through the proxy. On error nothing is left.
 func connect(ctx context.Context, o options, say func(string, ...any)) (_ *target, err error) {
 	tmp, err := os.MkdirTemp("", "informer-lab-observe-")
 	if err != nil {
@@ -46,16 +49,20 @@ func connect(ctx context.Context, o options, say func(string, ...any)) (_ *targe
 			t.stop()
 		}
 	}()
-	if o.kubeconfig != "" {
-		return t, attach(ctx, o, t, say)
-	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, FeatureGates: o.serverGates, Progress: cli.Lines(say)})
+	ct, err := cluster.StartTarget(ctx, cluster.TargetOptions{Kubeconfig: o.kubeconfig, Context: o.context,
+		Version: o.serverVersion, Gates: o.serverGates, Say: say})
 	if err != nil {
 		return nil, err
 	}
-	t.stops = append(t.stops, func() { cp.Stop() })
-	t.cfg, t.namespace, t.kubectlVersion = cp.Config, "default", o.serverVersion
-	t.describe = "envtest kube-apiserver " + cp.ServerVersion
+	t.stops = append(t.stops, ct.Stop)
+	t.cfg, t.namespace, t.labels = ct.Config, ct.Namespace, ct.Labels
+	if c := ct.Cluster; c != nil {
+		t.kubectlVersion = kubectlVersion(c.Version)
+		t.describe = fmt.Sprintf("the cluster at %s (%s, user %s)", c.Config.Host, c.Version, c.User)
+		return t, nil
+	}
+	t.kubectlVersion = o.serverVersion
+	t.describe = "envtest kube-apiserver " + ct.Version
 	if o.serverGates != "" {
 		t.describe += " (" + o.serverGates + ")"
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"informer-lab/compare/analysis"
@@ -73,22 +74,16 @@ func (w *writer) play(n int, interval time.Duration, started func() bool, say fu
 		if n < len(steps) {
 			steps = steps[:n]
 		}
-		for _, s := range steps {
-			select {
-			case <-w.ctx.Done():
-				return
-			case <-time.After(interval):
-			}
-			rv, err := w.target.Apply(w.ctx, w.t.namespace, s)
+		mutator.Play(w.ctx, w.target, w.t.namespace, slices.Values(steps), interval, nil, func(rec record.Record, err error) error {
 			if err != nil && w.ctx.Err() != nil {
-				return // stopped mid-write
+				return err // stopped mid-write: nothing to record
 			}
-			w.out.Write(mutator.Record(w.t.namespace, s, rv, err))
+			w.out.Write(rec)
 			if err != nil {
-				say("write %s %s: %v", s.Op, s.Name, err)
-				return
+				say("write %s %s: %v", rec.Event, rec.Name, err)
 			}
-		}
+			return err
+		})
 	}()
 	return done
 }

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,6 +61,12 @@ type FaultInfo struct {
 	Default  int
 	Min, Max int
 	Allowed  []int
+	// Grid are the parameters the grid of every fault plays (make matrix SCENARIOS=faults,
+	// docs/faults.md), a scenario each; none: the fault once, with its default.
+	Grid []int
+
+	rewritesFrames bool // it edits the upstream response's watch frames (faultStream)
+	answersLocally bool // it answers the request itself; nothing is forwarded (Proxy.answer)
 }
 
 // The HTTP statuses refuse-watch-list may answer with.
@@ -67,7 +75,7 @@ var refuseCodes = []int{400, 403, 404, 406, 410, 422, 500, 503}
 var faultInfos = []FaultInfo{
 	{
 		Name:  FaultNoEndBookmark,
-		Usage: FaultNoEndBookmark,
+		Usage: FaultNoEndBookmark, rewritesFrames: true,
 		Doc: "streams the initial ADDED events but drops the BOOKMARK annotated k8s.io/initial-events-end " +
 			"(that frame alone; every later event and bookmark passes). As reported from an aggregated apiserver " +
 			"(kubernetes/kubernetes#140890: \"accepted a WatchList request and sent initial events but never sent the " +
@@ -78,7 +86,7 @@ var faultInfos = []FaultInfo{
 	},
 	{
 		Name:  FaultStripAnnotations,
-		Usage: FaultStripAnnotations,
+		Usage: FaultStripAnnotations, rewritesFrames: true,
 		Doc: "sends the end bookmark with no metadata.annotations (no k8s.io/initial-events-end, no " +
 			"kubernetes.io/initial-events-list-blueprint); its resourceVersion and every other frame pass unchanged. " +
 			"An emulation on the wire of Antrea's aggregated controlplane apiserver (antrea-io/antrea#8123: its " +
@@ -89,7 +97,7 @@ var faultInfos = []FaultInfo{
 	},
 	{
 		Name:  FaultIgnoreSendInitialEvents,
-		Usage: FaultIgnoreSendInitialEvents,
+		Usage: FaultIgnoreSendInitialEvents, rewritesFrames: true,
 		Doc: "answers the streaming watch as a plain watch, with no error and no end bookmark, as a server older than " +
 			"sendInitialEvents and resourceVersionMatch does: it ignores them as unknown parameters (derailed/k9s#4044, a 1.18 " +
 			"server: \"silently ignores the unknown parameters, streams the initial ADDED events, but never sends the " +
@@ -107,7 +115,7 @@ var faultInfos = []FaultInfo{
 	{
 		Name:     FaultCutInitialStream,
 		Usage:    FaultCutInitialStream + "[=N]  N: 1..1000, default 2",
-		HasParam: true, Default: 2, Min: 1, Max: 1000,
+		HasParam: true, Default: 2, Min: 1, Max: 1000, rewritesFrames: true,
 		Doc: "ends the stream cleanly (END_STREAM, no error, no bookmark) right after the first N initial ADDED " +
 			"events, on every streaming watch, so on every retry too; a list of fewer than N objects is cut where its " +
 			"end bookmark would be (the bookmark is not sent). As kubernetes/kubernetes#129197 and #134837 report; the same " +
@@ -118,7 +126,7 @@ var faultInfos = []FaultInfo{
 	},
 	{
 		Name:  FaultTooLargeRV,
-		Usage: FaultTooLargeRV,
+		Usage: FaultTooLargeRV, answersLocally: true,
 		Doc: "answers the streaming watch, without forwarding it, with HTTP 504 and kube-apiserver's own Status " +
 			"(storage.NewTooLargeResourceVersionError: reason Timeout, \"Timeout: Too large resource version: R, current: C\", " +
 			"cause ResourceVersionTooLarge, retryAfterSeconds 1 and a Retry-After: 1 header), in the content type the client " +
@@ -132,7 +140,9 @@ var faultInfos = []FaultInfo{
 	{
 		Name:     FaultRefuseWatchList,
 		Usage:    FaultRefuseWatchList + "[=CODE]  CODE: 400, 403, 404, 406, 410, 422, 500 or 503, default 400",
-		HasParam: true, Default: 400, Allowed: refuseCodes,
+		HasParam: true, Default: 400, Allowed: refuseCodes, answersLocally: true,
+		// the statuses that decide between falling back and retrying
+		Grid: []int{400, 406, 500},
 		Doc: "refuses the streaming watch, without forwarding it, with that HTTP status and a Status of the matching " +
 			"reason (422: kube-apiserver's own \"sendInitialEvents is forbidden for watch unless the WatchList feature gate " +
 			"is enabled\"; otherwise \"sendInitialEvents is not supported for watch\"), in the content type the client " +
@@ -148,6 +158,7 @@ func Faults() []FaultInfo {
 	copy(out, faultInfos)
 	for i := range out {
 		out[i].Allowed = append([]int(nil), out[i].Allowed...)
+		out[i].Grid = append([]int(nil), out[i].Grid...)
 	}
 	return out
 }
@@ -260,16 +271,14 @@ func (f Fault) Doc() string {
 
 // rewritesFrames: the fault edits the upstream response's watch frames.
 func (f Fault) rewritesFrames() bool {
-	switch f.Name {
-	case FaultNoEndBookmark, FaultStripAnnotations, FaultCutInitialStream, FaultIgnoreSendInitialEvents:
-		return true
-	}
-	return false
+	fi, _ := faultInfo(f.Name)
+	return fi.rewritesFrames
 }
 
 // answersLocally: the fault answers the request itself; nothing is forwarded.
 func (f Fault) answersLocally() bool {
-	return f.Name == FaultTooLargeRV || f.Name == FaultRefuseWatchList
+	fi, _ := faultInfo(f.Name)
+	return fi.answersLocally
 }
 
 // isStreamingList: a watch with sendInitialEvents=true, the only request a fault applies to.
@@ -521,31 +530,15 @@ func (p *Proxy) collectionRV(ctx context.Context, r *http.Request) uint64 {
 
 // --- Watch frame rewriting ---
 
-// frameCapture is a runtime.Decoder that keeps a copy of the last frame it was given, so that
-// a frame left as it is goes to the client byte for byte.
-type frameCapture struct {
-	runtime.Decoder
-	last []byte
-}
-
-func (c *frameCapture) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
-	c.last = append(c.last[:0], data...)
-	return c.Decoder.Decode(data, defaults, into)
-}
-
-// faultStream is a watch response body with a frame-rewriting fault applied, frame by frame,
-// with apimachinery's framer and serializers for the response's content type (those client-go
-// decodes it with): nothing is held beyond the frame being read.
+// faultStream is a watch response body with a frame-rewriting fault applied, frame by frame
+// (frames), for the content types of client-go's scheme, which the fault can re-encode.
 type faultStream struct {
-	src   io.ReadCloser
 	fault Fault
-	info  runtime.SerializerInfo
 	what  string // the request, for the log
 	log   func(string, ...any)
 	onCut func() // called when the fault ends the stream, if set
 
-	capture *frameCapture
-	dec     streaming.Decoder
+	frames  *frames
 	out     bytes.Buffer
 	added   int  // initial ADDED events so far
 	applied bool // the fault has done its work: every further frame passes
@@ -556,18 +549,11 @@ type faultStream struct {
 // newFaultStream wraps body; ok is false when the content type is not one client-go's scheme
 // streams (the body is then left alone).
 func newFaultStream(body io.ReadCloser, contentType string, f Fault, what string, log func(string, ...any)) (*faultStream, bool) {
-	mediaType, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
+	fr, ok := newFrames(body, contentType, scheme.Codecs.SupportedMediaTypes())
+	if !ok {
 		return nil, false
 	}
-	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
-	if !ok || info.StreamSerializer == nil {
-		return nil, false
-	}
-	s := &faultStream{src: body, fault: f, info: info, what: what, log: log}
-	s.capture = &frameCapture{Decoder: info.StreamSerializer.Serializer}
-	s.dec = streaming.NewDecoder(info.StreamSerializer.Framer.NewFrameReader(body), s.capture)
-	return s, true
+	return &faultStream{fault: f, what: what, log: log, frames: fr}, true
 }
 
 func (s *faultStream) Read(p []byte) (int, error) {
@@ -583,100 +569,87 @@ func (s *faultStream) Read(p []byte) (int, error) {
 	return s.out.Read(p)
 }
 
-func (s *faultStream) Close() error { return s.dec.Close() }
-
-// wire is a frame as it goes on the wire: length-prefixed (protobuf), newline-terminated (JSON).
-func (s *faultStream) wire(frame []byte) {
-	if s.info.MediaType == runtime.ContentTypeJSON {
-		s.out.Write(frame)
-		s.out.WriteByte('\n')
-		return
-	}
-	s.info.StreamSerializer.Framer.NewFrameWriter(&s.out).Write(frame)
-}
+func (s *faultStream) Close() error { return s.frames.Close() }
 
 // next reads one frame and puts what goes to the client into s.out.
 func (s *faultStream) next() error {
-	var ev metav1.WatchEvent
-	s.capture.last = s.capture.last[:0] // a frame too large to decode never reaches the capture
-	_, _, err := s.dec.Decode(nil, &ev)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return io.EOF
-		}
-		if len(s.capture.last) == 0 {
-			s.log("proxy: fault %s: %s: reading a watch frame: %v; the stream is ended here", s.fault, s.what, err)
-			return io.EOF
-		}
+	ev, frame, err := s.frames.next()
+	switch {
+	case frame == nil && errors.Is(err, io.EOF):
+		return io.EOF
+	case frame == nil:
+		s.log("proxy: fault %s: %s: reading a watch frame: %v; the stream is ended here", s.fault, s.what, err)
+		return io.EOF
+	case err != nil:
 		s.log("proxy: fault %s: %s: a frame the proxy cannot decode (%v) is passed as it is, and so is the rest of the stream", s.fault, s.what, err)
 		s.applied = true
-		s.wire(s.capture.last)
+	}
+	if m, ok := endBookmark(ev); ok && !s.applied {
+		s.endBookmark(ev, frame, m)
 		return nil
 	}
-	frame := s.capture.last
-	if s.applied {
-		s.wire(frame)
-		return nil
-	}
-	switch ev.Type {
-	case string(watch.Added):
+	s.frames.wire(&s.out, frame)
+	if ev.Type == string(watch.Added) && !s.applied {
 		s.added++
-		s.wire(frame)
 		if s.fault.Name == FaultCutInitialStream && s.added >= s.fault.Param {
 			s.log("proxy: fault %s: cut %s after %d initial ADDED events, before the end bookmark (clean end of stream)", s.fault, s.what, s.added)
 			s.stop()
 		}
-		return nil
-	case string(watch.Bookmark):
-	default:
-		s.wire(frame)
-		return nil
 	}
-	obj, gvk, err := s.decodeObject(ev.Object.Raw)
-	if err != nil {
-		s.log("proxy: fault %s: %s: a BOOKMARK the proxy cannot decode (%v) is passed as it is", s.fault, s.what, err)
-		s.wire(frame)
-		return nil
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil || m.GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
-		s.wire(frame) // a bookmark, but not the end of the initial events
-		return nil
-	}
+	return nil
+}
+
+// endBookmark applies the fault to the end bookmark, whose frame is not in s.out yet.
+func (s *faultStream) endBookmark(ev metav1.WatchEvent, frame []byte, m metav1.ObjectMeta) {
 	s.applied = true
 	switch s.fault.Name {
 	case FaultNoEndBookmark:
-		s.log("proxy: fault %s: dropped the BOOKMARK rv=%s annotated %s=true of %s (after %d ADDED); later frames pass", s.fault, m.GetResourceVersion(), metav1.InitialEventsAnnotationKey, s.what, s.added)
+		s.log("proxy: fault %s: dropped the BOOKMARK rv=%s annotated %s=true of %s (after %d ADDED); later frames pass", s.fault, m.ResourceVersion, metav1.InitialEventsAnnotationKey, s.what, s.added)
 	case FaultIgnoreSendInitialEvents:
-		s.log("proxy: fault %s: dropped the BOOKMARK rv=%s annotated %s=true that the apiserver's defaulting of the plain watch added to %s (after %d ADDED); later frames pass", s.fault, m.GetResourceVersion(), metav1.InitialEventsAnnotationKey, s.what, s.added)
+		s.log("proxy: fault %s: dropped the BOOKMARK rv=%s annotated %s=true that the apiserver's defaulting of the plain watch added to %s (after %d ADDED); later frames pass", s.fault, m.ResourceVersion, metav1.InitialEventsAnnotationKey, s.what, s.added)
 	case FaultCutInitialStream:
-		s.log("proxy: fault %s: cut %s at its end bookmark rv=%s (not sent), after only %d initial ADDED events (clean end of stream)", s.fault, s.what, m.GetResourceVersion(), s.added)
+		s.log("proxy: fault %s: cut %s at its end bookmark rv=%s (not sent), after only %d initial ADDED events (clean end of stream)", s.fault, s.what, m.ResourceVersion, s.added)
 		s.stop()
 	case FaultStripAnnotations:
-		keys := make([]string, 0, len(m.GetAnnotations()))
-		for k := range m.GetAnnotations() {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		m.SetAnnotations(nil)
-		raw, err := s.encodeObject(obj, gvk)
-		if err == nil {
-			err = s.encodeEvent(metav1.WatchEvent{Type: ev.Type, Object: runtime.RawExtension{Raw: raw}})
-		}
-		if err != nil {
-			s.log("proxy: fault %s: %s: re-encoding the end bookmark: %v; passed as it is", s.fault, s.what, err)
-			s.wire(frame)
-			return nil
-		}
-		s.log("proxy: fault %s: removed the annotations %s of the end BOOKMARK rv=%s of %s (after %d ADDED)", s.fault, strings.Join(keys, ", "), m.GetResourceVersion(), s.what, s.added)
+		s.stripAnnotations(ev, frame, m)
+	default:
+		s.frames.wire(&s.out, frame)
 	}
-	return nil
+}
+
+// stripAnnotations sends the end bookmark without its annotations, re-encoded as the apiserver
+// encodes a bookmark.
+func (s *faultStream) stripAnnotations(ev metav1.WatchEvent, frame []byte, m metav1.ObjectMeta) {
+	obj, gvk, err := s.decodeObject(ev.Object.Raw)
+	if err == nil {
+		err = s.encodeStripped(obj, gvk, ev.Type)
+	}
+	if err != nil {
+		s.log("proxy: fault %s: %s: re-encoding the end bookmark: %v; passed as it is", s.fault, s.what, err)
+		s.frames.wire(&s.out, frame)
+		return
+	}
+	keys := slices.Sorted(maps.Keys(m.Annotations))
+	s.log("proxy: fault %s: removed the annotations %s of the end BOOKMARK rv=%s of %s (after %d ADDED)", s.fault, strings.Join(keys, ", "), m.ResourceVersion, s.what, s.added)
+}
+
+func (s *faultStream) encodeStripped(obj runtime.Object, gvk schema.GroupVersionKind, typ string) error {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	acc.SetAnnotations(nil)
+	raw, err := s.encodeObject(obj, gvk)
+	if err != nil {
+		return err
+	}
+	return s.encodeEvent(metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: raw}})
 }
 
 // stop ends the stream after what is in s.out, and lets the upstream stream go.
 func (s *faultStream) stop() {
 	s.cut = true
-	s.dec.Close()
+	s.frames.Close()
 	if s.onCut != nil {
 		s.onCut()
 	}
@@ -687,7 +660,7 @@ func (s *faultStream) decodeObject(raw []byte) (runtime.Object, schema.GroupVers
 	if err == nil && gvk != nil {
 		return obj, *gvk, nil
 	}
-	if s.info.MediaType == runtime.ContentTypeJSON { // a type client-go's scheme does not know
+	if s.frames.info.MediaType == runtime.ContentTypeJSON { // a type client-go's scheme does not know
 		u := &unstructured.Unstructured{}
 		if _, gvk, uerr := unstructured.UnstructuredJSONScheme.Decode(raw, nil, u); uerr == nil {
 			return u, *gvk, nil
@@ -705,7 +678,7 @@ func (s *faultStream) encodeObject(obj runtime.Object, gvk schema.GroupVersionKi
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		raw, err = u.MarshalJSON()
 	} else {
-		raw, err = runtime.Encode(scheme.Codecs.EncoderForVersion(s.info.Serializer, gvk.GroupVersion()), obj)
+		raw, err = runtime.Encode(scheme.Codecs.EncoderForVersion(s.frames.info.Serializer, gvk.GroupVersion()), obj)
 	}
 	return bytes.TrimRight(raw, "\n"), err
 }
@@ -714,7 +687,8 @@ func (s *faultStream) encodeObject(obj runtime.Object, gvk schema.GroupVersionKi
 // framer (k8s.io/apiserver pkg/endpoints/handlers/watch.go).
 func (s *faultStream) encodeEvent(ev metav1.WatchEvent) error {
 	var buf bytes.Buffer
-	if err := streaming.NewEncoder(s.info.StreamSerializer.Framer.NewFrameWriter(&buf), s.info.StreamSerializer.Serializer).Encode(&ev); err != nil {
+	stream := s.frames.info.StreamSerializer
+	if err := streaming.NewEncoder(stream.Framer.NewFrameWriter(&buf), stream.Serializer).Encode(&ev); err != nil {
 		return err
 	}
 	s.out.Write(buf.Bytes())

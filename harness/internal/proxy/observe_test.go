@@ -213,12 +213,12 @@ func observeRun(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane
 	})
 
 	name := "later-" + gate
-	var keys []string
+	var writes []labrecord.Record
 	for i, op := range []string{labrecord.WriteCreate, labrecord.WriteUpdate, labrecord.WriteUpdate, labrecord.WriteDelete} {
 		rv := observeWrite(t, ctx, admin, op, name, fmt.Sprint(i))
-		keys = append(keys, labrecord.WriteKey(labrecord.Record{Event: op, Namespace: observeNS, Name: name, RV: rv}))
+		writes = append(writes, labrecord.Record{Event: op, Namespace: observeNS, Name: name, RV: rv})
 	}
-	waitFor(t, "both informers delivering the writes", 30*time.Second, func() bool { return lp.Missing(keys, "A", "B") == 0 })
+	waitFor(t, "both informers delivering the writes", 30*time.Second, func() bool { return lp.Missing(writes, "A", "B") == 0 })
 
 	if err := lp.Stop(10 * time.Second); err != nil {
 		t.Error(err)

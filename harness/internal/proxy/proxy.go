@@ -3,9 +3,9 @@
 // proxy with a kubeconfig from Kubeconfig(), and the proxy forwards every request with the
 // admin credentials of the upstream rest.Config. Three things can be changed on the way:
 //
-//   - WatchTimeout: a watch's timeoutSeconds is rewritten, so the apiserver itself ends the
-//     watch, cleanly, sooner than the client asked (the client's logged request still shows
-//     its own timeoutSeconds);
+//   - WatchTimeout: the proxy ends each watch that long after it is established (a streaming
+//     list: after its end bookmark), cleanly, as the apiserver ends a watch at its
+//     timeoutSeconds (timeout.go); the request goes upstream as the client sent it;
 //   - Pause/Resume: new requests are held, neither forwarded nor failed, until Resume; the
 //     requests in flight go on. The upstream apiserver may be killed and restarted meanwhile;
 //   - Fault: the streaming list (a watch with sendInitialEvents=true) is answered the way a
@@ -29,17 +29,16 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"informer-lab/harness/internal/cli"
 	"informer-lab/lab/wire"
 	labrecord "informer-lab/record"
 
@@ -55,9 +54,9 @@ const Token = "informer-lab-proxy"
 
 // Options change what the proxy does to requests. The zero value forwards everything as is.
 type Options struct {
-	// WatchTimeout, when > 0, replaces timeoutSeconds of every watch request (watch=true) on
-	// its way to the apiserver by this duration, rounded up to whole seconds (at least 1); a
-	// watch without timeoutSeconds gets one. The `timeout` parameter is left as it is.
+	// WatchTimeout, when > 0, is how long every watch (watch=true) lasts once established: from
+	// its response, or for a streaming list (sendInitialEvents=true, as forwarded) from its end
+	// bookmark; the proxy then ends the response cleanly (timeout.go).
 	WatchTimeout time.Duration
 	// Fault, if set, applies to every streaming list (watch=true&sendInitialEvents=true) and to
 	// nothing else; see Faults. A Param of 0 takes the fault's default.
@@ -107,6 +106,13 @@ type watchEnd struct {
 	proto  string
 	err    error // the upstream body's final read error: io.EOF is a clean end
 	bytes  int64
+}
+
+// setNote says that the proxy itself answered or ended the watch, and how.
+func (e *watchEnd) setNote(note string) {
+	e.mu.Lock()
+	e.note = note
+	e.mu.Unlock()
 }
 
 // Start listens on 127.0.0.1 (a free port) and serves until Close.
@@ -172,7 +178,7 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 		FlushInterval:  -1, // every write goes out at once: watch events are not delayed
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.errorHandler,
-		ErrorLog:       log.New(logWriter{opts.Log}, "proxy: ", 0),
+		ErrorLog:       log.New(cli.Lines(opts.Log), "proxy: ", 0),
 	}
 	p.srv = &http.Server{
 		Handler: p,
@@ -182,7 +188,7 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 			MinVersion:   tls.VersionTLS12,
 		},
 		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          log.New(logWriter{opts.Log}, "proxy: server: ", 0),
+		ErrorLog:          log.New(cli.Lines(opts.Log), "proxy: server: ", 0),
 	}
 	go func() {
 		defer close(p.served)
@@ -352,9 +358,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	if end.fault != nil && end.fault.answersLocally() {
 		p.answer(w, r, *end.fault)
-		end.mu.Lock()
-		end.note = "answered by the proxy (fault " + end.fault.String() + ")"
-		end.mu.Unlock()
+		end.setNote("answered by the proxy (fault " + end.fault.String() + ")")
 		return
 	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, end)))
@@ -410,18 +414,6 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	// The client's credentials (the worthless token) stay here: the transport adds the
 	// proxy's own, and a bearer token next to the client certificate would be refused.
 	pr.Out.Header.Del("Authorization")
-	if p.opts.WatchTimeout > 0 && isWatch(pr.In) {
-		secs := int64(math.Ceil(p.opts.WatchTimeout.Seconds()))
-		if secs < 1 {
-			secs = 1
-		}
-		raw, old := setQueryParam(pr.Out.URL.RawQuery, "timeoutSeconds", strconv.FormatInt(secs, 10))
-		pr.Out.URL.RawQuery = raw
-		if old == "" {
-			old = "(none)"
-		}
-		p.opts.Log("proxy: rewrote watch %s: timeoutSeconds %s -> %d", requestLine(pr.In), old, secs)
-	}
 	end, _ := pr.In.Context().Value(ctxKey{}).(*watchEnd)
 	if end == nil || end.fault == nil {
 		return
@@ -446,36 +438,42 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	end.mu.Lock()
 	end.status, end.proto = resp.Status, resp.Proto
 	end.mu.Unlock()
+	upstream := resp.Body
 	resp.Body = &endBody{ReadCloser: resp.Body, end: end}
-	if end.fault == nil || !end.fault.rewritesFrames() {
-		return nil
+	if end.fault != nil && end.fault.rewritesFrames() {
+		p.rewriteFrames(resp, end)
 	}
+	if p.opts.WatchTimeout > 0 && resp.StatusCode == http.StatusOK {
+		p.timeWatch(resp, end, upstream)
+	}
+	return nil
+}
+
+// rewriteFrames applies the watch's fault to its frames (faultStream), in a response it can:
+// a 200 whose content type client-go's scheme streams, gzip-encoded or not.
+func (p *Proxy) rewriteFrames(resp *http.Response, end *watchEnd) {
 	f := *end.fault
 	if resp.StatusCode != http.StatusOK {
 		p.opts.Log("proxy: fault %s: not applied to %s: the apiserver answered %s", f, end.what, resp.Status)
-		return nil
+		return
 	}
+	body := resp.Body
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" {
 		if !strings.EqualFold(enc, "gzip") {
 			p.opts.Log("proxy: fault %s: not applied to %s: content encoding %s", f, end.what, enc)
-			return nil
+			return
 		}
-		resp.Body = wire.Gunzip(resp.Body)
-		resp.Header.Del("Content-Encoding")
+		body = wire.Gunzip(body)
 	}
-	fs, ok := newFaultStream(resp.Body, resp.Header.Get("Content-Type"), f, end.what, p.opts.Log)
+	fs, ok := newFaultStream(body, resp.Header.Get("Content-Type"), f, end.what, p.opts.Log)
 	if !ok {
 		p.opts.Log("proxy: fault %s: not applied to %s: content type %q is not one the proxy decodes", f, end.what, resp.Header.Get("Content-Type"))
-		return nil
+		return
 	}
-	fs.onCut = func() {
-		end.mu.Lock()
-		end.note = "cut by the proxy (fault " + f.String() + ")"
-		end.mu.Unlock()
-	}
+	fs.onCut = func() { end.setNote("cut by the proxy (fault " + f.String() + ")") }
+	resp.Header.Del("Content-Encoding")
 	resp.Header.Del("Content-Length")
 	resp.Body = fs
-	return nil
 }
 
 // errorHandler answers a request that could not reach the apiserver (it is down, or
@@ -527,45 +525,11 @@ func isWatch(r *http.Request) bool {
 	return labrecord.ClassifyRequest(r.URL.Path, r.URL.RawQuery).Watch
 }
 
-// setQueryParam sets key=value in a raw query, in place (the other parameters keep their
-// order and encoding), appending it when absent; it returns the new query and the old value.
-func setQueryParam(raw, key, value string) (string, string) {
-	parts := strings.Split(raw, "&")
-	old, found := "", false
-	out := parts[:0]
-	for _, kv := range parts {
-		if kv == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(kv, "=")
-		if uk, err := url.QueryUnescape(k); err == nil && uk == key {
-			if !found {
-				old, _ = url.QueryUnescape(v)
-				out = append(out, key+"="+url.QueryEscape(value))
-				found = true
-			}
-			continue // a repeated parameter would be ambiguous: keep one
-		}
-		out = append(out, kv)
-	}
-	if !found {
-		out = append(out, key+"="+url.QueryEscape(value))
-	}
-	return strings.Join(out, "&"), old
-}
-
 func requestLine(r *http.Request) string {
 	if r.URL.RawQuery == "" {
 		return r.Method + " " + r.URL.Path
 	}
 	return r.Method + " " + r.URL.Path + "?" + r.URL.RawQuery
-}
-
-type logWriter struct{ log func(string, ...any) }
-
-func (l logWriter) Write(b []byte) (int, error) {
-	l.log("%s", strings.TrimRight(string(b), "\n"))
-	return len(b), nil
 }
 
 // newCerts makes a CA and a serving certificate it signs for 127.0.0.1, ::1 and localhost.

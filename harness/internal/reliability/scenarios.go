@@ -34,7 +34,7 @@ func faultScenarios() []Scenario {
 	return []Scenario{
 		{"kube-apiserver SIGKILLed mid-run, restarted", groupFault, "exit 0; every watcher reports its broken stream, watches again, ends with its cache equal to a fresh LIST; the fault is in the verdict",
 			func(ctx context.Context, e *Env) (string, error) {
-				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "kill-apiserver")
+				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", record.InjectKillAPIServer)
 				obs := fmt.Sprintf("exit %d", p.code)
 				if p.code != 0 {
 					return obs, fmt.Errorf("stdout:\n%s\nstderr:\n%s", clip(p.stdout, 2000), clip(p.stderr, 1000))
@@ -53,12 +53,12 @@ func faultScenarios() []Scenario {
 			}},
 		{"etcd SIGKILLed mid-run", groupFault, "exit 3 with an error that names etcd; all processes gone",
 			func(ctx context.Context, e *Env) (string, error) {
-				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "kill-etcd")
+				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", record.InjectKillEtcd)
 				return badInput(p, 3, "etcd (pid")
 			}},
 		{"a lab crashes (SIGKILL) mid-run", groupFault, "exit 3 naming the lab; the other lab stopped; every log kept and readable",
 			func(ctx context.Context, e *Env) (string, error) {
-				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "crash-lab")
+				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", record.InjectCrashLab)
 				obs, err := badInput(p, 3, "lab client-v031 exited")
 				if err != nil {
 					return obs, err
@@ -67,7 +67,7 @@ func faultScenarios() []Scenario {
 			}},
 		{"a lab hangs (SIGSTOP) mid-run", groupFault, "bounded wait (-sync-timeout 8s), the lab named in the verdict, killed after -stop-grace; exit 1",
 			func(ctx context.Context, e *Env) (string, error) {
-				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", "hang-lab", "-sync-timeout", "8s", "-stop-grace", "2s")
+				p := run(ctx, runTimeout, e.Harness, "-out", e.Out, "-labs", twoLabs, "-fault", record.InjectHangLab, "-sync-timeout", "8s", "-stop-grace", "2s")
 				obs := fmt.Sprintf("exit %d; %s", p.code, line(p.stdout, "fault: harness: writes not delivered"))
 				if p.code != 1 || !strings.Contains(p.stdout, "waiting for client-v031") {
 					return obs, fmt.Errorf("want exit 1 and the hung lab named; stdout: %s", clip(p.stdout, 1500))
