@@ -55,7 +55,7 @@ declare -A first=([harness]="./internal/reliability ./internal/matrixrun ./inter
 # Within a package, tests run one after another. The harness's longest each run in a go test
 # process of their own, at once with the rest of the module: a process of its own is also the
 # reaper of what its tests start, so a test's check that nothing outlived it sees only its own.
-declare -A apart=([harness]="./internal/reliability=TestSuiteFaults ./internal/matrixrun=TestReducedGrid ./internal/app=TestReportInBrowser|TestWorkspaceRunLinksPin")
+declare -A apart=([harness]="./internal/reliability=TestSuiteFaults ./internal/matrixrun=TestReducedGrid")
 
 # test_module runs a module's vet and tests: its apart tests and the rest at once.
 test_module() {
