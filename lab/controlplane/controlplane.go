@@ -58,21 +58,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// envtest logs through controller-runtime's logger; unset, it prints a warning with a
-	// stack trace after 30 s. Its messages say nothing the Progress lines do not.
-	ctrllog.SetLogger(logr.Discard())
-	// envtest gives kube-apiserver 20 s to become healthy, then kills it and starts another,
-	// five times. On a loaded 2-core machine (make test boots a dozen at once) a boot can take
-	// longer, and every retry starts over and loads the machine more: wait instead.
-	env := &envtest.Environment{BinaryAssetsDirectory: dir, ControlPlaneStartTimeout: 2 * time.Minute}
-	api := env.ControlPlane.GetAPIServer()
-	// Both binaries are taken from dir; envtest would otherwise prefer KUBEBUILDER_ASSETS,
-	// which envtestbin.Lookup has already honoured.
-	api.Path = dir + "/kube-apiserver"
-	env.ControlPlane.Etcd = &envtest.Etcd{Path: dir + "/etcd"}
-	if opts.FeatureGates != "" {
-		api.Configure().Set("feature-gates", opts.FeatureGates)
-	}
+	env := environment(dir, opts.FeatureGates)
 	start := time.Now()
 	release, err := bootSlot(ctx, opts.Progress)
 	if err != nil {
@@ -114,6 +100,27 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	}
 	fmt.Fprintf(opts.Progress, "etcd + kube-apiserver %s up in %s (binaries: %s)\n", cp.ServerVersion, time.Since(start).Round(time.Millisecond), dir)
 	return cp, nil
+}
+
+// environment is envtest's description of a control plane from the binaries in dir, with
+// kube-apiserver's feature gates ("" for its defaults).
+func environment(dir, gates string) *envtest.Environment {
+	// envtest logs through controller-runtime's logger; unset, it prints a warning with a
+	// stack trace after 30 s. Its messages say nothing the Progress lines do not.
+	ctrllog.SetLogger(logr.Discard())
+	// envtest gives kube-apiserver 20 s to become healthy, then kills it and starts another,
+	// five times. On a loaded 2-core machine (make test boots a dozen at once) a boot can take
+	// longer, and every retry starts over and loads the machine more: wait instead.
+	env := &envtest.Environment{BinaryAssetsDirectory: dir, ControlPlaneStartTimeout: 2 * time.Minute}
+	api := env.ControlPlane.GetAPIServer()
+	// Both binaries are taken from dir; envtest would otherwise prefer KUBEBUILDER_ASSETS,
+	// which envtestbin.Lookup has already honoured.
+	api.Path = dir + "/kube-apiserver"
+	env.ControlPlane.Etcd = &envtest.Etcd{Path: dir + "/etcd"}
+	if gates != "" {
+		api.Configure().Set("feature-gates", gates)
+	}
+	return env
 }
 
 // Stop kills kube-apiserver and etcd and removes their temporary directories.

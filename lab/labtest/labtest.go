@@ -188,6 +188,11 @@ func notSynced(t *testing.T, bin string, cp *controlplane.ControlPlane) {
 // exit 0 and leave no etcd or kube-apiserver behind.
 func standalone(t *testing.T, bin, pinned string) {
 	lab := startLab(t, bin, "-records", "-", "-interval", "200ms", "-duration", "2m")
+	// Its boot waits for a free core when make test boots many at once (controlplane's boot
+	// slots): minutes on a loaded machine, which the 90 s for its writes must not include.
+	lab.waitWithin(t, 5*time.Minute, "its envtest up", func(recs []record.Record) bool {
+		return slices.ContainsFunc(recs, func(r record.Record) bool { return r.Kind == record.Setup && r.Step == record.StepServer })
+	})
 	lab.waitFor(t, "A and B saw a create, an update and a delete", func(recs []record.Record) bool {
 		for _, tag := range []string{"A", "B"} {
 			if !sawEvent(recs, tag, "ADDED", "lab-cm-1") || !sawEvent(recs, tag, "MODIFIED", "lab-cm-1") || !sawEvent(recs, tag, "DELETED", "lab-cm-1") {
@@ -468,7 +473,13 @@ func startLab(t *testing.T, bin string, args ...string) *labProcess {
 
 func (p *labProcess) waitFor(t *testing.T, what string, cond func([]record.Record) bool) {
 	t.Helper()
-	timeout := time.After(90 * time.Second)
+	p.waitWithin(t, 90*time.Second, what, cond)
+}
+
+// waitWithin is waitFor with its own time limit.
+func (p *labProcess) waitWithin(t *testing.T, limit time.Duration, what string, cond func([]record.Record) bool) {
+	t.Helper()
+	timeout := time.After(limit)
 	for !cond(p.all) {
 		select {
 		case r, ok := <-p.recs:
