@@ -148,7 +148,13 @@ func BuildCells(ctx context.Context, dirs []string, say func(string, ...any)) ([
 	var errs []error
 	for i, dir := range dirs {
 		start := time.Now()
+		// Warm, a build is skipped in milliseconds; cold, it compiles a client-go for minutes,
+		// which must not look like a hang.
+		slow := time.AfterFunc(2*time.Second, func() {
+			say("building %s (%d of %d; cold, a few minutes each)", filepath.Base(dir), i+1, len(dirs))
+		})
 		bin, cg, err := labproc.Build(ctx, dir)
+		slow.Stop()
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -23,8 +23,8 @@ import (
 
 // Build compiles the lab module in dir with GOWORK=off (so its own go.mod's build list holds),
 // and refuses a binary whose linked client-go is not the module's pin. The binary is kept
-// between runs, in the user's cache directory (one folder per checkout): go build then relinks
-// only a module whose code changed, instead of seven binaries on every make compare.
+// between runs, in the user's cache directory (one folder per checkout), and built again only
+// when a file it is built from changed (lab/gobuild).
 func Build(ctx context.Context, dir string) (bin, clientGo string, err error) {
 	name := filepath.Base(dir)
 	bin, err = gobuild.Cached(ctx, dir)
