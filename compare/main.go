@@ -3,6 +3,7 @@
 //
 //	go run ./compare [-detail] [-o compare.txt] [-html report.html] out/<run>
 //	go run ./compare -matrix OLD.json NEW.json
+//	go run ./compare -findings docs
 //
 // It prints what make compare prints at the end of a run: the verdict with labs as rows, no
 // wider than a terminal. -detail prints the full report the harness keeps in the run
@@ -11,6 +12,9 @@
 // Exit status: 0 the expected relations hold, 1 they do not, 2 unusable input or usage.
 // With -matrix it prints how two matrix results differ, cell by cell: exit 0 when they do not,
 // 1 when they do, 2 when a file cannot be read as a matrix result.
+// With -findings it derives the findings from the committed results in a docs directory (every
+// grid's and make bench's), writes findings.md there and each page's findings section, and
+// prints the findings, one line each: exit 0, or 2 when a result cannot be read.
 package main
 
 import (
@@ -19,8 +23,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/compare/findings"
 	"informer-lab/compare/matrix"
 	"informer-lab/compare/report"
 	"informer-lab/record"
@@ -36,12 +42,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	detail := fs.Bool("detail", false, "print the full report (as compare.txt) instead of the terminal one")
 	htmlOut := fs.String("html", "", "also write the report as one self-contained HTML page to `FILE`")
 	diffMatrix := fs.Bool("matrix", false, "compare two matrix results: compare -matrix OLD.json NEW.json")
+	derive := fs.Bool("findings", false, "derive the findings from the results in a docs directory and write its findings.md and pages' findings sections: compare -findings DOCS_DIR")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "error: usage: compare [-detail] [-o FILE] [-html FILE] RUN_DIR | compare -matrix OLD.json NEW.json")
+		fmt.Fprintln(stderr, "error: usage: compare [-detail] [-o FILE] [-html FILE] RUN_DIR | compare -matrix OLD.json NEW.json | compare -findings DOCS_DIR")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *derive {
+		if fs.NArg() != 1 || *out != "" || *htmlOut != "" || *detail || *diffMatrix {
+			fs.Usage()
+			return 2
+		}
+		return writeFindings(fs.Arg(0), stdout, stderr)
 	}
 	if *diffMatrix {
 		if fs.NArg() != 2 || *out != "" || *htmlOut != "" || *detail {
@@ -54,7 +68,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	r, err := analysis.LoadRun(fs.Arg(0))
+	return compareRun(fs.Arg(0), *detail, *out, *htmlOut, stdout, stderr)
+}
+
+// compareRun prints the report of a run directory (its full report with detail), and writes
+// it to out and as HTML to htmlOut where they are given.
+func compareRun(dir string, detail bool, out, htmlOut string, stdout, stderr io.Writer) int {
+	r, err := analysis.LoadRun(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %s\n", record.OneLine(err))
 		return 2
@@ -63,22 +83,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var text, full bytes.Buffer
 	rep.WriteText(&text)
 	rep.WriteDetail(&full)
-	if *detail {
+	if detail {
 		stdout.Write(full.Bytes())
 	} else {
 		stdout.Write(text.Bytes())
 	}
-	if *out != "" {
-		if err := os.WriteFile(*out, full.Bytes(), 0o644); err != nil {
+	if out != "" {
+		if err := os.WriteFile(out, full.Bytes(), 0o644); err != nil {
 			fmt.Fprintf(stderr, "error: %s\n", record.OneLine(err))
 			return 2
 		}
 	}
-	if *htmlOut != "" {
+	if htmlOut != "" {
 		var page bytes.Buffer
 		err := report.Write(&page, r, rep)
 		if err == nil {
-			err = os.WriteFile(*htmlOut, page.Bytes(), 0o644)
+			err = os.WriteFile(htmlOut, page.Bytes(), 0o644)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %s\n", record.OneLine(err))
@@ -109,4 +129,23 @@ func matrixDiff(oldFile, newFile string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "- %s\n", d)
 	}
 	return 1
+}
+
+// writeFindings writes the findings of a docs directory's results and prints them.
+func writeFindings(docs string, stdout, stderr io.Writer) int {
+	fs, changed, err := findings.Write(docs)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %s\n", record.OneLine(err))
+		return 2
+	}
+	fmt.Fprintf(stdout, "%d findings, by the setups they hit (at client-go's default gate first):\n", len(fs))
+	for _, f := range fs {
+		fmt.Fprintf(stdout, "- %s: %s\n", f.Symptom, f.Who())
+	}
+	if len(changed) == 0 {
+		fmt.Fprintf(stdout, "%s and every findings section already say so\n", findings.Page)
+		return 0
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", strings.Join(changed, ", "))
+	return 0
 }

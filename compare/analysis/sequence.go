@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -116,4 +118,22 @@ func Sequence(steps []Step, none string) string {
 		return s
 	}
 	return none
+}
+
+// spelledRequests finds what Spell, record.Classify and the direct List()'s label end with: the
+// number of requests, " (3 req)", or a range where informers were merged, " (3–4 req)".
+var spelledRequests = regexp.MustCompile(` \((\d+)(?:–(\d+))? req\)`)
+
+// SpelledRequests reads back the request counts a spelled text holds, in order (a verdict of
+// several informers, "A: … (3 req); B: … (4 req)", holds several): of a range, its upper end.
+func SpelledRequests(text string) []int {
+	var out []int
+	for _, m := range spelledRequests.FindAllStringSubmatch(text, -1) {
+		n, _ := strconv.Atoi(m[1])
+		if m[2] != "" {
+			n, _ = strconv.Atoi(m[2])
+		}
+		out = append(out, n)
+	}
+	return out
 }

@@ -39,7 +39,7 @@ func labCell(scenario string, rep *analysis.Report, l *analysis.LabReport, kind 
 	if waited {
 		c.SyncWait = rep.SyncWait.String()
 	}
-	if kind != "" || check == record.CheckFault {
+	if c.syncRecorded() {
 		c.Synced = len(l.Unsynced) == 0
 	}
 	c.render(check, rep, l)
@@ -133,19 +133,28 @@ func faultVerdict(rep *analysis.Report, l *analysis.LabReport) string {
 	switch d := l.Direct; {
 	case d == nil:
 	case !d.Returned || strings.Contains(d.Result, "context canceled"): // still waiting when the lab stopped
-		v += fmt.Sprintf("; List(): no answer after %s: %s", orWait(rep.SyncWait), d.Label)
+		v += fmt.Sprintf("%s%s%s: %s", directPart, directNoAnswer, orWait(rep.SyncWait), d.Label)
 	default:
-		v += "; List(): " + d.Label
+		v += directPart + d.Label
 	}
 	return v
 }
+
+// What a verdict says of an informer that did not sync in the run's wait (Cell.syncWait reads
+// the wait back), and, in a fault verdict, of the lab's direct List() after its informers' part
+// (Cell.parts reads them back).
+const (
+	notSyncedAfter = "not synced after "
+	directPart     = "; List(): "
+	directNoAnswer = "no answer after "
+)
 
 // syncedText says whether an informer synced, before what it did: "synced: TEXT", or "not
 // synced after T: TEXT" (T: the run's sync wait). How long a sync took is the cell's
 // SyncMillis, so that cells alike read alike.
 func syncedText(rep *analysis.Report, l *analysis.LabReport, tag, text string) string {
 	if unsynced(l, tag) {
-		return fmt.Sprintf("not synced after %s: %s", orWait(rep.SyncWait), text)
+		return fmt.Sprintf("%s%s: %s", notSyncedAfter, orWait(rep.SyncWait), text)
 	}
 	return "synced: " + text
 }

@@ -143,12 +143,23 @@ type column struct {
 	cell     func(client string) *Cell
 }
 
+// tableTitle is the title of a scenario's table: with a kind axis, one per server.
+func (r *Result) tableTitle(scenario, server string) string {
+	if len(r.Kinds) == 0 {
+		return scenario
+	}
+	return scenario + " · " + server
+}
+
+// TableAnchor is the fragment of the Markdown heading of the table that shows a cell.
+func (r *Result) TableAnchor(c *Cell) string { return Slug(r.tableTitle(c.Scenario, c.Server)) }
+
 func (r *Result) tables() []table {
 	var out []table
 	if len(r.Kinds) == 0 {
 		heads, _ := serverHeads(r.Servers)
 		for _, sc := range r.Scenarios {
-			t := table{scenario: sc, title: sc}
+			t := table{scenario: sc, title: r.tableTitle(sc, "")}
 			for i, s := range r.Servers {
 				t.cols = append(t.cols, column{md: s.Name, term: heads[i], cell: func(cl string) *Cell { return r.Cell(sc, s.Name, cl) }})
 			}
@@ -158,7 +169,7 @@ func (r *Result) tables() []table {
 	}
 	for _, sc := range r.Scenarios {
 		for _, s := range r.Servers {
-			t := table{scenario: sc, title: sc + " · " + s.Name}
+			t := table{scenario: sc, title: r.tableTitle(sc, s.Name)}
 			for _, k := range r.Kinds {
 				t.cols = append(t.cols, column{md: k, term: kindHead(k), cell: func(cl string) *Cell { return r.KindCell(sc, s.Name, k, cl) }})
 			}
@@ -212,9 +223,23 @@ func (r *Result) Markdown(w io.Writer) error {
 	}
 	ew.printf("\n## Findings\n\n")
 	for _, f := range r.findings() {
-		ew.printf("- %s%s\n", iconPrefix(f.icon), mdEscape(f.text))
+		ew.printf("- %s\n", f.markdown())
 	}
 	return ew.err
+}
+
+// findingsPage is where the causes of the symptoms and what to do about them are, beside the
+// pages (compare -findings writes it).
+const findingsPage = "findings.md"
+
+// markdown is the finding as a line of the Markdown list (without its "- "): its icon, its text
+// and, for a symptom, the link to its causes.
+func (f finding) markdown() string {
+	s := iconPrefix(f.icon) + mdEscape(f.text)
+	if f.anchor != "" {
+		s += fmt.Sprintf(". Causes and what to do: [%s](%s#%s)", findingsPage, findingsPage, f.anchor)
+	}
+	return s
 }
 
 func iconPrefix(icon string) string {
@@ -294,7 +319,11 @@ func (r *Result) Terminal(w io.Writer, color bool) error {
 	}
 	ew.printf("\nFindings:\n")
 	for _, f := range r.findings() {
-		for _, line := range analysis.Wrap("- "+f.text, termWidth, "  ") {
+		text := f.text
+		if f.anchor != "" {
+			text += " (causes and what to do: docs/" + findingsPage + ")"
+		}
+		for _, line := range analysis.Wrap("- "+text, termWidth, "  ") {
 			if f.alert && color {
 				line = ansiRed + line + ansiReset
 			}
@@ -526,15 +555,20 @@ func (c *Cell) otherProblems() []string {
 
 // finding is one line of the findings list.
 type finding struct {
-	text  string
-	alert bool
-	icon  string
+	text   string
+	alert  bool
+	icon   string
+	anchor string // a symptom's: its section of docs/findings.md
 }
 
-// findings are generated from the cells: disagreements with the gates, lost data, steady
-// sequences that differ within a run, and the remaining failures compare reported.
+// findings are generated from the cells: the symptoms they show (Hits, ranked as GroupHits
+// ranks them), then disagreements with the gates, lost data, steady sequences that differ within
+// a run, and the remaining failures compare reported.
 func (r *Result) findings() []finding {
 	var out []finding
+	for _, g := range GroupHits(r.Hits()) {
+		out = append(out, g.finding())
+	}
 	where := func(c *Cell) string {
 		if c.Kind != "" {
 			return c.Scenario + " · " + c.Server + " · " + c.Kind + " · " + c.Client
@@ -543,27 +577,27 @@ func (r *Result) findings() []finding {
 	}
 	r.eachCell(func(c *Cell) {
 		if !c.Agrees {
-			out = append(out, finding{fmt.Sprintf("%s: expected %s, saw %s", where(c), c.Expected, c.Verdict), true, "⚠"})
+			out = append(out, finding{text: fmt.Sprintf("%s: expected %s, saw %s", where(c), c.Expected, c.Verdict), alert: true, icon: "⚠"})
 		}
 	})
 	r.eachCell(func(c *Cell) {
 		if c.Lost != "" {
-			out = append(out, finding{fmt.Sprintf("%s: LOST data, the cache at stop differs from a fresh LIST: %s", where(c), c.Lost), true, "🔴"})
+			out = append(out, finding{text: fmt.Sprintf("%s: LOST data, the cache at stop differs from a fresh LIST: %s", where(c), c.Lost), alert: true, icon: "🔴"})
 		}
 	})
 	r.eachCell(func(c *Cell) {
 		if c.Failed != "" {
-			out = append(out, finding{fmt.Sprintf("%s: the run failed, no observation: %s", where(c), c.Failed), true, "⚠"})
+			out = append(out, finding{text: fmt.Sprintf("%s: the run failed, no observation: %s", where(c), c.Failed), alert: true, icon: "⚠"})
 		}
 	})
 	r.eachCell(func(c *Cell) {
 		if c.SeqDiffers {
-			out = append(out, finding{fmt.Sprintf("%s: steady event sequence differs from the other cells on the same server: %s", where(c), c.Verdict), true, "⚠"})
+			out = append(out, finding{text: fmt.Sprintf("%s: steady event sequence differs from the other cells on the same server: %s", where(c), c.Verdict), alert: true, icon: "⚠"})
 		}
 	})
 	r.eachCell(func(c *Cell) {
 		for _, p := range c.otherProblems() {
-			out = append(out, finding{fmt.Sprintf("%s: %s", where(c), p), false, "•"})
+			out = append(out, finding{text: fmt.Sprintf("%s: %s", where(c), p), alert: false, icon: "•"})
 		}
 	})
 	if len(out) == 0 {
@@ -573,7 +607,7 @@ func (r *Result) findings() []finding {
 				na++
 			}
 		}
-		text := fmt.Sprintf("None: all %d cells agree with what the gates imply, no data lost, every steady sequence alike, every run completed, no failure reported.", len(r.Cells)-na)
+		text := fmt.Sprintf("None: all %d cells agree with what the gates imply, no symptom (no hang, loop, late sync or extra request), no data lost, every steady sequence alike, every run completed, no failure reported.", len(r.Cells)-na)
 		if na > 0 {
 			text += fmt.Sprintf(" %s not applicable (n/a), not run.", plural(na, "more cell"))
 		}

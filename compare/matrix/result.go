@@ -1,7 +1,8 @@
 // Package matrix collects the runs of `make matrix` (client cells × server configurations ×
 // scenarios, one harness run per server and scenario) into one Result: a cell per client, server
 // and scenario saying what was observed, what the gates imply, and whether data was lost. It
-// renders the result as Markdown and as terminal tables, and diffs two results.
+// derives the symptoms the cells show (Result.Hits: a hang, a loop, extra requests), renders the
+// result as Markdown and as terminal tables with those in its findings, and diffs two results.
 package matrix
 
 import (

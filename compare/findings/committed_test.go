@@ -1,0 +1,198 @@
+package findings
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"informer-lab/compare/matrix"
+	"informer-lab/record"
+)
+
+const docs = "../../docs"
+
+// committed is the committed results, only the named grids (and make bench's with "bench").
+func committed(t *testing.T, names ...string) *Sources {
+	t.Helper()
+	src, err := Load(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Grids = slices.DeleteFunc(src.Grids, func(g Grid) bool { return !slices.Contains(names, g.Name) })
+	if !slices.Contains(names, "bench") {
+		src.Bench = nil
+	}
+	return src
+}
+
+func finding(fs []Finding, s matrix.Symptom) *Finding {
+	for i := range fs {
+		if fs[i].Symptom == s {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+func cellsOf(f *Finding) []*matrix.Cell {
+	var out []*matrix.Cell
+	for _, h := range f.Hits {
+		out = append(out, h.Cell)
+	}
+	return out
+}
+
+// The fault grid: every cell that says "not synced" is in the never-syncs finding, and no other;
+// its hot loop is the cut stream's; a gate-off cell shows each setup synced.
+func TestCommittedFaults(t *testing.T) {
+	src := committed(t, "faults")
+	fs := Derive(src)
+	never := finding(fs, matrix.NeverSyncs)
+	if never == nil {
+		t.Fatal("want a never-syncs finding from the fault grid")
+	}
+	var want []*matrix.Cell
+	r := src.Grids[0].Result
+	for i := range r.Cells {
+		if strings.Contains(r.Cells[i].Verdict, "not synced") {
+			want = append(want, &r.Cells[i])
+		}
+	}
+	if got := cellsOf(never); len(want) != 34 || !slices.Equal(got, want) {
+		t.Errorf("want the %d cells that say not synced, got %d", len(want), len(got))
+	}
+	if who := never.Who(); !strings.HasPrefix(who, "34 setups (15 at client-go's default gate) in 34 cells;") {
+		t.Errorf("want 34 setups, 15 at the default gate, got %q", who)
+	}
+	if fs[0].Symptom != matrix.NeverSyncs {
+		t.Errorf("want never syncs ranked first, got %s", fs[0].Symptom)
+	}
+	for _, h := range finding(fs, matrix.HotLoop).Hits {
+		if h.Setup.Fault != "cut-initial-stream" {
+			t.Errorf("want only the cut stream in a hot loop, got %+v", h.Setup)
+		}
+	}
+	if gateOff := never.Fixes[0]; !strings.Contains(gateOff.Text, "KUBE_FEATURE_WatchListClient=false") || len(gateOff.Works) != 34 {
+		t.Errorf("want the gate off shown to work for the 34 setups, got %+v", gateOff)
+	}
+	if hangs := finding(fs, matrix.ListHangs); hangs == nil || len(hangs.Hits) != 9 {
+		t.Errorf("want the 9 typed List() calls that got no answer, got %+v", hangs)
+	}
+}
+
+// The kind grid: the hand-written ListWatches and controller-runtime v0.19 never sync; the
+// opt-out works from client-go v0.35, which the grid shows, and not before.
+func TestCommittedKinds(t *testing.T) {
+	fs := Derive(committed(t, "kinds"))
+	never := finding(fs, matrix.NeverSyncs)
+	if never == nil || len(never.Hits) != 24 || len(never.Setups()) != 12 {
+		t.Fatalf("want 12 setups never synced in 24 cells (startup, steady), got %+v", never)
+	}
+	texts := map[string]FixOf{}
+	for _, f := range never.Fixes {
+		texts[f.Text] = f
+	}
+	var optOut, newer, cr FixOf
+	for text, f := range texts {
+		switch {
+		case strings.Contains(text, "IsWatchListSemanticsUnSupported"):
+			optOut = f
+		case strings.HasPrefix(text, "client-go v0.35.10 or later, whose reflector reads the opt-out"):
+			newer = f
+		case strings.Contains(text, "controller-runtime v0.20 or later (in these labs, beside client-go v0.32.13)"):
+			cr = f
+		}
+	}
+	if len(optOut.Works) != 3 || len(optOut.Fails) != 4 || record.Minor(optOut.Works[0].ClientGo) != 35 {
+		t.Errorf("want the opt-out to work for v0.35-v0.37 (3) and not for v0.31-v0.34 (4), got %+v", optOut)
+	}
+	if len(newer.Works) != 4 || len(cr.Works) != 1 {
+		t.Errorf("want v0.35 for the 4 opt-outs before it and controller-runtime v0.20 for the 1, got %+v and %+v", newer, cr)
+	}
+}
+
+// make matrix's grid: every cell agrees with its gates, yet the fallbacks cost requests: the
+// startup and expired cells of the servers whose WatchList gate is off.
+func TestCommittedMatrix(t *testing.T) {
+	fs := Derive(committed(t, "matrix"))
+	extra := finding(fs, matrix.ExtraRequests)
+	if extra == nil || finding(fs, matrix.NeverSyncs) != nil {
+		t.Fatalf("want fallbacks and no hang, got %d findings", len(fs))
+	}
+	for _, h := range extra.Hits {
+		if h.Setup.ServerStreams || h.Setup.Gate != "on" || (h.Cell.Scenario != record.ScenarioStartup && h.Cell.Scenario != record.ScenarioExpired) {
+			t.Errorf("want startup and expired on servers that refuse the stream, got %s", h.Cell.Key())
+		}
+		if h.Cell.Scenario == record.ScenarioStartup && h.Cell.Expected != record.ShapeFallback {
+			t.Errorf("want the cells the gates expect to fall back, got %s expecting %s", h.Cell.Key(), h.Cell.Expected)
+		}
+	}
+	if len(extra.Hits) != 42 || len(extra.Setups()) != 21 || extra.Defaults() != 9 {
+		t.Errorf("want 21 setups (9 at the default gate) in 42 cells, got %s", extra.Who())
+	}
+}
+
+// make bench: streaming costs 1.37.2 more memory with the secrets, and more CPU with the small
+// objects, where WatchListCompression=false does not.
+func TestCommittedBench(t *testing.T) {
+	fs := Derive(committed(t, "bench"))
+	servers := func(s matrix.Symptom) []string {
+		var out []string
+		for _, set := range finding(fs, s).Setups() {
+			out = append(out, set.Server+" "+set.Case)
+		}
+		return out
+	}
+	if got, want := servers(matrix.MoreMemory), []string{"1.37.2 secrets", "1.37.2 WatchListCompression=false secrets"}; !slices.Equal(got, want) {
+		t.Errorf("more memory: want %q, got %q", want, got)
+	}
+	if got, want := servers(matrix.MoreCPU), []string{"1.37.2 small"}; !slices.Equal(got, want) {
+		t.Errorf("more CPU: want %q, got %q", want, got)
+	}
+	cpu := finding(fs, matrix.MoreCPU)
+	if !slices.ContainsFunc(cpu.Fixes, func(f FixOf) bool { return strings.Contains(f.Text, "WatchListCompression=false") && len(f.Works) == 1 }) {
+		t.Errorf("want WatchListCompression=false shown to work, got %+v", cpu.Fixes)
+	}
+}
+
+// Every finding of the committed results has its causes in the table, each with its quote but
+// the one that says it is not established, and a fix the results show to work.
+func TestCommittedCauses(t *testing.T) {
+	for _, f := range Derive(committed(t, "matrix", "faults", "kinds", "bench")) {
+		for _, c := range f.Causes {
+			if c.Key == "" || (c.Quote == Quote{}) && !strings.HasPrefix(c.Text, "Not established") {
+				t.Errorf("%s: a cause without its table entry or its quote: %+v", f.Symptom, c)
+			}
+		}
+		if len(f.Fixes) == 0 {
+			t.Errorf("%s: no fix the results show to work", f.Symptom)
+		}
+	}
+}
+
+// docs/findings.md and every page's findings section are what the committed results give.
+func TestDocsAreCurrent(t *testing.T) {
+	dir := t.TempDir()
+	files := []string{Page, BenchPage, BenchResults}
+	for _, g := range gridFiles {
+		files = append(files, g.page, g.result)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(docs, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, changed, err := Write(dir); err != nil || len(changed) > 0 {
+		t.Errorf("want docs/ as the results give it, got %v changed (%v): run %s", changed, err, Command)
+	}
+}
