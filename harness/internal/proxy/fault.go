@@ -122,7 +122,10 @@ var faultInfos = []FaultInfo{
 			"end as a watch cache force-closing a streaming list whose initial events fill its buffer (kubernetes/kubernetes#127553) " +
 			"and as kubernetes/kubernetes#140902 puts it: \"sends some initial events, and then closes the stream without ever " +
 			"sending the initial-events-end bookmark\". client-go discards what it got and opens a new streaming watch at " +
-			"once (no backoff: only its rate limiter spaces them), for ever",
+			"once, for ever: no backoff, and no client-side throttling, as its rest client does not rate limit a watch " +
+			"(k8s.io/client-go@v0.31.14 rest/request.go: \"We specifically don't want to rate limit watches\") and " +
+			"throttles only the retries of a request (k8s.io/client-go@v0.31.14 rest/with_retry.go: \"also be throttled " +
+			"with the client-internal rate limiter.\")",
 	},
 	{
 		Name:  FaultTooLargeRV,
@@ -134,8 +137,14 @@ var faultInfos = []FaultInfo{
 			"limit=1 upstream), C = R-1: a watch cache behind its storage. As milo-os/milo#671 reports for milo-apiserver " +
 			"(\"504 Timeout: Too large resource version: 1280714733, current: 1280614472\"); an emulation on the wire of that " +
 			"apiserver, not milo (kube-apiserver's own watch cache sends this Status as an ERROR event in a 200 stream). " +
-			"client-go's rest client retries it (Retry-After) 10 times, then the reflector streams again with " +
-			"resourceVersion=\"\": never synced, no fallback",
+			"client-go's rest client retries it (Retry-After) 10 times per stream. From v0.32 it then returns the decoded " +
+			"Status (k8s.io/client-go@v0.32.13 rest/request.go: \"result := r.transformResponse(ctx, resp, req) if err := " +
+			"result.Error(); err != nil {\"), whose ResourceVersionTooLarge cause makes the reflector stream again with " +
+			"resourceVersion=\"\" (k8s.io/client-go@v0.32.13 tools/cache/reflector.go: \"if isExpiredError(err) || " +
+			"isTooLargeResourceVersionError(err) {\"): never synced, no fallback. v0.31.14's Watch returns an error built from the " +
+			"status code alone (k8s.io/client-go@v0.31.14 rest/request.go: \"if result := r.transformResponse(resp, req); " +
+			"result.err != nil {\"), a Timeout without that cause, so its reflector falls back to LIST: the typed List() it " +
+			"lists with streams first and is refused 11 times too (22 streams, 20 s), then LIST→WATCH",
 	},
 	{
 		Name:     FaultRefuseWatchList,
