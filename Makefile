@@ -3,10 +3,13 @@
 K8S_VERSION ?= 1.32.13
 ARGS ?=
 
-.PHONY: compare matrix bench reliability observe test envtest kubectl clean
+.PHONY: compare help matrix bench reliability observe test envtest kubectl clean
 
 compare: envtest ## one shared apiserver, every lab attached, one writer, the wire diff and verdict
 	cd harness && GOWORK=off go run . $(ARGS)
+
+help: ## list the targets with what each does
+	@awk -F ':.*## ' '/^[a-z][a-z-]*:.*## / { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 # KUBECONFIG counts only when given on the make command line: an exported KUBECONFIG must not
 # point a grid at someone's cluster unasked. With it, no envtest server is built but those
