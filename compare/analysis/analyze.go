@@ -341,11 +341,14 @@ func (rep *Report) judgeCache(lr *LabReport, iv InformerVerdict, cache *record.R
 }
 
 // steadyWatcher compares an informer's steady events with the writes made after its sync. An
-// informer whose initial stream was cut and whose end bookmark came only after it reported
-// synced (so its handshake has no sync rv) has its initial state at that bookmark: the events
-// up to it are that state, not writes.
+// informer whose end bookmark is logged only after it reported synced (so its handshake has no
+// sync rv) has its initial state at that bookmark: the events up to it are that state, not
+// writes. That happens to a stream that was cut and streamed again, and to any stream on a
+// loaded machine: the lab's wire log decodes a stream in a goroutine of its own, beside the
+// client's reads (lab/wire's tap), and the synced record comes from another goroutine, once the
+// reflector has taken the bookmark.
 func (rep *Report) steadyWatcher(tag string, steady []record.Record, h Handshake) *Watcher {
-	if h.Cut == 0 || h.SyncRV != "" {
+	if h.SyncRV != "" {
 		return watcher(tag, steady, rep.Writes, h.SyncRV)
 	}
 	end := slices.IndexFunc(steady, func(r record.Record) bool { return r.Tag == tag && record.IsEndBookmark(r) })
