@@ -60,12 +60,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	}
 	env := environment(dir, opts.FeatureGates)
 	start := time.Now()
-	release, err := bootSlot(ctx, opts.Progress)
-	if err != nil {
-		return nil, err
-	}
 	cfg, err := env.Start()
-	release()
 	if err != nil {
 		env.Stop()
 		return nil, fmt.Errorf("start envtest (etcd + kube-apiserver from %s): %w", dir, err)

@@ -188,8 +188,8 @@ func notSynced(t *testing.T, bin string, cp *controlplane.ControlPlane) {
 // exit 0 and leave no etcd or kube-apiserver behind.
 func standalone(t *testing.T, bin, pinned string) {
 	lab := startLab(t, bin, "-records", "-", "-interval", "200ms", "-duration", "2m")
-	// Its boot waits for a free core when make test boots many at once (controlplane's boot
-	// slots): minutes on a loaded machine, which the 90 s for its writes must not include.
+	// Its boot takes minutes when make test boots a dozen at once on two cores: the 90 s for
+	// its writes must not include it.
 	lab.waitWithin(t, 5*time.Minute, "its envtest up", func(recs []record.Record) bool {
 		return slices.ContainsFunc(recs, func(r record.Record) bool { return r.Kind == record.Setup && r.Step == record.StepServer })
 	})
