@@ -79,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.serverGates, "server-feature-gates", "", `kube-apiserver --feature-gates for envtest, e.g. "WatchList=true"`)
 	fs.DurationVar(&o.duration, "for", 20*time.Second, "how long CMD may run before it is stopped (SIGINT, then SIGKILL after -stop-grace); it may end sooner by itself, or by Ctrl-C: either way what it did until then is analyzed")
 	fs.DurationVar(&o.stopGrace, "stop-grace", 5*time.Second, "how long CMD may take to stop after SIGINT")
-	fs.IntVar(&o.writes, "writes", 6, "ConfigMap writes (creates, updates, deletes) in CMD's namespace while it runs, from an -interval after its first request, so that a watch has something to deliver; 0 for none")
+	fs.IntVar(&o.writes, "writes", 6, "ConfigMap writes (creates, updates, deletes) in CMD's namespace while it runs, from an -interval after the answer to its first LIST or WATCH, so that a watch has something to deliver; 0 for none")
 	fs.DurationVar(&o.interval, "interval", time.Second, "time between the writes")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -180,7 +180,7 @@ func observe(ctx context.Context, o options, t *target, argv []string, workDir, 
 
 	timer := time.NewTimer(o.duration)
 	defer timer.Stop()
-	writes := w.play(o.writes, o.interval, func() bool { return len(rec.Clients()) > 0 }, say)
+	writes := w.play(o.writes, o.interval, rec.AnsweredCollection, say)
 	select {
 	case <-c.Done():
 		say("%s ended by itself: %s", filepath.Base(argv[0]), c.how())

@@ -57,8 +57,9 @@ func newWriter(ctx context.Context, t *target, dir string) (*writer, error) {
 }
 
 // play makes n writes of the seeded script, one every interval, the first an interval after
-// the command's first request (a command may take seconds to start: go run compiles first), so
-// that they come while it watches; the channel closes when it is done or stopped.
+// started says the command has had the answer to its first LIST or WATCH (a command may take
+// seconds to start: go run compiles first; then it reads discovery), so that they come while it
+// watches, not before its list; the channel closes when it is done or stopped.
 func (w *writer) play(n int, interval time.Duration, started func() bool, say func(string, ...any)) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"informer-lab/lab/wire"
@@ -28,6 +29,11 @@ type Recorder struct {
 	outMu  sync.Mutex // one record at a time on out, whichever client's writer writes it
 	out    io.Writer
 	closed bool // the proxy was closed: nothing more is written
+
+	// answered: a request for a collection (a LIST or a WATCH) has had its answer. Until then
+	// a client is still finding its way (discovery, /version): make observe's writes wait for
+	// it, so that they come after the client's view of the collection, not before.
+	answered atomic.Bool
 
 	mu      sync.Mutex
 	conns   map[string]int // remote address -> connection number, from 1
@@ -80,8 +86,26 @@ func (r *Recorder) wireFor(req *http.Request, upstream http.RoundTripper) http.R
 	r.mu.Lock()
 	c := r.clientOf(req)
 	r.mu.Unlock()
-	return wire.Wrap(labrecord.ResourceOf(req.URL.Path), c.out)(upstream)
+	rt := wire.Wrap(labrecord.ResourceOf(req.URL.Path), c.out)(upstream)
+	if !labrecord.ClassifyRequest(req.URL.Path, req.URL.RawQuery).Collection {
+		return rt
+	}
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			r.answered.Store(true)
+		}
+		return resp, err
+	})
 }
+
+// AnsweredCollection reports whether any client's request for a collection (a LIST or a WATCH)
+// has had its answer's headers: by then the server has taken the client's view of it.
+func (r *Recorder) AnsweredCollection() bool { return r.answered.Load() }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // clientOf finds or adds req's client; r.mu is held.
 func (r *Recorder) clientOf(req *http.Request) *observed {
