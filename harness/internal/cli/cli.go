@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"informer-lab/harness/internal/rundir"
-	"informer-lab/record"
 )
 
 // ExitUsage is the exit code of bad input: a flag, a value, a file or a command that is not
@@ -80,10 +79,6 @@ func Parsed(err error, stderr io.Writer) (code int, ok bool) {
 	fmt.Fprintln(stderr, "error:", err)
 	return ExitUsage, false
 }
-
-// OneLine is an error's text on one line, as the commands print it: record.OneLine, the one
-// definition every module uses.
-func OneLine(err error) string { return record.OneLine(err) }
 
 // Lines is an io.Writer that says each line written to it through say: a build's or envtest's
 // progress, in a command's own prefixed lines.

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"informer-lab/harness/internal/cli"
 	"informer-lab/lab/kubeconfig"
 	"informer-lab/record"
 
@@ -51,11 +50,11 @@ func Open(ctx context.Context, path, kubeContext string) (*Cluster, error) {
 	probe.Timeout = 10 * time.Second
 	cs, err := kubernetes.NewForConfig(probe)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %s", path, cli.OneLine(err))
+		return nil, fmt.Errorf("kubeconfig %s: %s", path, record.OneLine(err))
 	}
 	v, err := cs.Discovery().ServerVersion()
 	if err != nil {
-		return nil, fmt.Errorf("the cluster of kubeconfig %s%s does not answer at %s: %s", path, inContext(kubeContext), cfg.Host, cli.OneLine(err))
+		return nil, fmt.Errorf("the cluster of kubeconfig %s%s does not answer at %s: %s", path, inContext(kubeContext), cfg.Host, record.OneLine(err))
 	}
 	c := &Cluster{Config: cfg, Kubeconfig: path, Context: kubeContext, Version: v.GitVersion, cs: cs}
 	c.User = c.whoAmI(ctx)
@@ -145,7 +144,7 @@ func (c *Cluster) may(ctx context.Context, res *authorizationv1.ResourceAttribut
 		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: res, NonResourceAttributes: path},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return false, fmt.Errorf("cannot ask the cluster at %s what user %s may do (SelfSubjectAccessReview): %s", c.Config.Host, c.User, cli.OneLine(err))
+		return false, fmt.Errorf("cannot ask the cluster at %s what user %s may do (SelfSubjectAccessReview): %s", c.Config.Host, c.User, record.OneLine(err))
 	}
 	return r.Status.Allowed, nil
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"informer-lab/harness/internal/cli"
 	"informer-lab/record"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -71,7 +70,7 @@ func (c *Cluster) Features(ctx context.Context, ns string) Features {
 func (c *Cluster) fromMetrics(ctx context.Context) (Features, error) {
 	body, err := c.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return Features{}, fmt.Errorf("GET /metrics: %s", cli.OneLine(err))
+		return Features{}, fmt.Errorf("GET /metrics: %s", record.OneLine(err))
 	}
 	gates := GatesFromMetrics(body)
 	var set []string
@@ -124,9 +123,9 @@ func (c *Cluster) probe(ctx context.Context, ns string) Features {
 	})
 	switch {
 	case apierrors.IsInvalid(err):
-		return Features{Gates: "WatchList=false", How: "probed: 422", Detail: "probed: " + asked + " in " + ns + " was refused with 422: " + cli.OneLine(err)}
+		return Features{Gates: "WatchList=false", How: "probed: 422", Detail: "probed: " + asked + " in " + ns + " was refused with 422: " + record.OneLine(err)}
 	case err != nil:
-		return Features{How: "unknown", Detail: "probed: " + asked + " in " + ns + " failed: " + cli.OneLine(err)}
+		return Features{How: "unknown", Detail: "probed: " + asked + " in " + ns + " failed: " + record.OneLine(err)}
 	}
 	defer w.Stop()
 	for ev := range w.ResultChan() {
@@ -137,7 +136,7 @@ func (c *Cluster) probe(ctx context.Context, ns string) Features {
 					Detail: "probed: " + asked + " in " + ns + " ended its initial events with the " + record.AnnotationInitialEventsEnd + " bookmark"}
 			}
 		case watch.Error:
-			return Features{How: "unknown", Detail: "probed: " + asked + " in " + ns + " got an ERROR event: " + cli.OneLine(apierrors.FromObject(ev.Object))}
+			return Features{How: "unknown", Detail: "probed: " + asked + " in " + ns + " got an ERROR event: " + record.OneLine(apierrors.FromObject(ev.Object))}
 		}
 	}
 	return Features{How: "unknown", Detail: "probed: " + asked + " in " + ns + ": the stream ended without the " + record.AnnotationInitialEventsEnd + " bookmark"}

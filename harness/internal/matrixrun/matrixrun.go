@@ -513,7 +513,7 @@ func runOne(ctx context.Context, o options, res *matrix.Result, parent, sc, kind
 	rep, err := app.Execute(ctx, spec)
 	if err != nil {
 		for _, c := range cells {
-			res.Cells = append(res.Cells, matrix.Cell{Scenario: sc, Server: col.Name, Client: c.Name, Kind: kind, Verdict: "run failed", Failed: cli.OneLine(err), Run: filepath.ToSlash(rel)})
+			res.Cells = append(res.Cells, matrix.Cell{Scenario: sc, Server: col.Name, Client: c.Name, Kind: kind, Verdict: "run failed", Failed: record.OneLine(err), Run: filepath.ToSlash(rel)})
 		}
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/proxy"
 	"informer-lab/harness/internal/rundir"
+	"informer-lab/record"
 )
 
 // exitRun is the exit code of a run that failed (as make compare's); bad input is cli.ExitUsage.
@@ -53,7 +54,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run directory: %s\n", dir)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "error:", cli.OneLine(err))
+		fmt.Fprintln(stderr, "error:", record.OneLine(err))
 		if cli.IsUsage(err) {
 			return cli.ExitUsage
 		}
