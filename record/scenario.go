@@ -148,9 +148,5 @@ func ScenarioOf(name string) Scenario {
 	return s
 }
 
-// IsRecovery reports a scenario whose fault the harness injects mid-run: its informers must
-// come back in sync after it.
-func IsRecovery(name string) bool { return ScenarioOf(name).Recovery }
-
 // IsFaultScenario reports a scenario of the fault family.
 func IsFaultScenario(name string) bool { return strings.HasPrefix(name, ScenarioFaultPrefix) }

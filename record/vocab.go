@@ -176,7 +176,7 @@ const NotApplicableServerProcesses = "n/a: needs the server's processes"
 // where the harness works in one namespace and has no process of the server, or "" when it can.
 func ClusterNotApplicable(scenario, kind string) string {
 	switch {
-	case ScenarioOf(scenario).ServerProcesses:
+	case !ScenarioOf(scenario).OnCluster():
 		return NotApplicableServerProcesses
 	case kind == KindCBOR:
 		return "n/a: needs a CustomResourceDefinition (cluster-scoped) and kube-apiserver started with " + KindServerGates(KindCBOR)
