@@ -3,19 +3,26 @@
 K8S_VERSION ?= 1.32.13
 ARGS ?=
 
-.PHONY: compare help matrix bench reliability observe test envtest kubectl clean
+.PHONY: compare help docs matrix bench reliability observe test envtest kubectl clean
 
-compare: envtest ## one shared apiserver, every lab attached, one writer, the wire diff and verdict
-	cd harness && GOWORK=off go run . $(ARGS)
+# KUBECONFIG counts only when given on the make command line: an exported KUBECONFIG must not
+# point a run at someone's cluster unasked. With it, no envtest server is built.
+ON_CLUSTER = $(filter command line,$(origin KUBECONFIG))
+CLUSTER_FLAGS = $(if $(ON_CLUSTER),-kubeconfig "$(abspath $(KUBECONFIG))") $(if $(CONTEXT),-context "$(CONTEXT)")
+
+compare: $(if $(ON_CLUSTER),,envtest) ## one shared apiserver, every lab attached, one writer, the wire diff and verdict; KUBECONFIG=path [CONTEXT=name]: your cluster instead
+	cd harness && GOWORK=off go run . $(CLUSTER_FLAGS) $(ARGS)
 
 help: ## list the targets with what each does
 	@awk -F ':.*## ' '/^[a-z][a-z-]*:.*## / { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
-# KUBECONFIG counts only when given on the make command line: an exported KUBECONFIG must not
-# point a grid at someone's cluster unasked. With it, no envtest server is built but those
-# SERVERS names (make matrix builds what is missing itself).
-matrix: $(if $(filter command line,$(origin KUBECONFIG)),,envtest) ## every client cell x server version x scenario (x informer kind: KINDS=all), observed on the wire, as one grid (docs/matrix.md, docs/kinds.md); KUBECONFIG=path [CONTEXT=name]: a column for that cluster
-	cd harness && GOWORK=off go run ./cmd/matrix $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(KINDS),--kinds $(KINDS)) $(if $(filter command line,$(origin KUBECONFIG)),--kubeconfig "$(abspath $(KUBECONFIG))") $(if $(CONTEXT),--context "$(CONTEXT)") $(ARGS)
+# On a cluster (KUBECONFIG=), no envtest server is built but those SERVERS names (make matrix
+# builds what is missing itself).
+matrix: $(if $(ON_CLUSTER),,envtest) ## every client cell x server version x scenario (x informer kind: KINDS=all), observed on the wire, as one grid (docs/matrix.md, docs/kinds.md); KUBECONFIG=path [CONTEXT=name]: a column for that cluster
+	cd harness && GOWORK=off go run ./cmd/matrix $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(KINDS),--kinds $(KINDS)) $(CLUSTER_FLAGS) $(ARGS)
+
+docs: envtest ## every generated grid page from real runs: docs/matrix.md (every server), faults.md, kinds.md, findings.md; resumable
+	hack/docs.sh
 
 bench: envtest ## kube-apiserver memory, CPU and bytes on the wire, K informers at once, LIST→WATCH vs streaming, across server versions (SERVERS=; docs/bench.md)
 	cd harness && GOWORK=off go run ./cmd/bench $(if $(SERVERS),-servers $(SERVERS)) $(ARGS)
@@ -23,10 +30,10 @@ bench: envtest ## kube-apiserver memory, CPU and bytes on the wire, K informers 
 reliability: envtest ## faults, bad input, security and a 30-minute long run, as real processes (docs/reliability.md)
 	cd harness && GOWORK=off go run ./cmd/reliability $(ARGS)
 
-observe: envtest ## run CMD (any client: kubectl, a controller, a lab) through a recording proxy in front of envtest (or KUBECONFIG=path's cluster) and show what it did on the wire: make observe CMD="kubectl get configmaps -w"
+observe: $(if $(ON_CLUSTER),,envtest) ## run CMD (any client: kubectl, a controller, a lab) through a recording proxy in front of envtest (or KUBECONFIG=path's cluster) and show what it did on the wire: make observe CMD="kubectl get configmaps -w"
 	@# Built, then run from here: CMD gets this shell's environment, not the GOWORK=off of the build.
 	cd harness && GOWORK=off go build -o "$(CURDIR)/out/bin/observe" ./cmd/observe
-	"$(CURDIR)/out/bin/observe" $(if $(filter command line,$(origin KUBECONFIG)),-kubeconfig "$(abspath $(KUBECONFIG))") $(if $(CONTEXT),-context "$(CONTEXT)") $(ARGS) -- $(CMD)
+	"$(CURDIR)/out/bin/observe" $(CLUSTER_FLAGS) $(ARGS) -- $(CMD)
 
 test: envtest kubectl ## every module's tests, against a real envtest apiserver
 	hack/test.sh

@@ -20,6 +20,7 @@ const TermWidth = 120
 // (mismatch details, fallback reasons, differences between a lab's informers) in footnotes.
 type Verdict struct {
 	Columns []string // titles; a "\n" splits one over two header lines, to keep narrow columns narrow
+	Means   []string // what each column says, for the legend under the table ("": nothing to explain)
 	Rows    [][]Cell // one per lab, in Report.Labs order, one cell per column
 	Notes   []Note   // numbered from 1, in the order the cells first refer to them
 }
@@ -76,6 +77,7 @@ func (n Note) String() string {
 type verdictColumn struct {
 	title string
 	cell  func(l *LabReport) (text string, notes []string)
+	means string // the legend's words for it
 }
 
 // receivedTitle is the one extra column: a fact that only adds to the others, which the
@@ -105,6 +107,7 @@ func (r *Report) verdict(extras bool) Verdict {
 	v := Verdict{}
 	for _, c := range cols {
 		v.Columns = append(v.Columns, c.title)
+		v.Means = append(v.Means, c.means)
 	}
 	for _, l := range r.Labs {
 		row := make([]Cell, len(cols))
@@ -149,42 +152,42 @@ func plain(f func(l *LabReport) string) func(l *LabReport) (string, []string) {
 
 func (r *Report) verdictColumns() []verdictColumn {
 	cols := []verdictColumn{
-		{"lab", plain(func(l *LabReport) string { return l.Name })},
-		{"client-go", plain(func(l *LabReport) string { return orUnknown(l.ClientGo) })},
+		{"lab", plain(func(l *LabReport) string { return l.Name }), ""},
+		{"client-go", plain(func(l *LabReport) string { return orUnknown(l.ClientGo) }), ""},
 	}
 	if !gatesInNames(r.Labs) {
-		cols = append(cols, verdictColumn{"gate", plain(func(l *LabReport) string { return orUnknown(l.Gate) })})
+		cols = append(cols, verdictColumn{"gate", plain(func(l *LabReport) string { return orUnknown(l.Gate) }), "WatchListClient gate"})
 	}
 	cols = append(cols,
-		verdictColumn{"initial\nsync", syncCell},
-		verdictColumn{"objects\ndelivered", objectsCell})
+		verdictColumn{"initial\nsync", syncCell, "requests until synced (STREAM: one streaming list)"},
+		verdictColumn{"objects\ndelivered", objectsCell, "objects the initial sync brought"})
 	if slices.ContainsFunc(r.Labs, hasStats) {
-		cols = append(cols, verdictColumn{receivedTitle, receivedCell})
+		cols = append(cols, verdictColumn{receivedTitle, receivedCell, "bytes read until synced"})
 	}
 	fault := r.scenario().Check == record.CheckFault
 	cols = append(cols, r.syncColumns(fault)...)
 	if r.hasSteady() && !fault {
 		cols = append(cols,
-			verdictColumn{"events\n/calls", eventsCell},
-			verdictColumn{"rvs =\nwrites", rvsCell})
+			verdictColumn{"events\n/calls", eventsCell, "watch events after the sync / handler calls"},
+			verdictColumn{"rvs =\nwrites", rvsCell, "are they the writes, same rvs, in order?"})
 	}
 	if r.FreshList != nil {
-		cols = append(cols, verdictColumn{"cache\n= LIST", cacheCell})
+		cols = append(cols, verdictColumn{"cache\n= LIST", cacheCell, "final cache = a fresh LIST?"})
 	}
 	if slices.ContainsFunc(r.Labs, func(l *LabReport) bool { return l.Direct != nil }) {
 		cols = append(cols,
-			verdictColumn{"direct\nList()", directCell},
-			verdictColumn{"direct\nitems", directItemsCell})
+			verdictColumn{"direct\nList()", directCell, "requests of the lab's typed List()"},
+			verdictColumn{"direct\nitems", directItemsCell, "items it returned"})
 	}
 	if r.scenario().Check == record.CheckRewatch {
 		cols = append(cols, verdictColumn{"watches\nagain", plain(func(l *LabReport) string {
 			return same(l, func(tag string) string { return strconv.Itoa(l.Rewatch[tag]) })
-		})})
+		}), "watches opened again after the proxy ended one"})
 	}
 	if r.Injected != "" {
 		cols = append(cols, verdictColumn{"broken\n/after", plain(func(l *LabReport) string {
 			return same(l, func(tag string) string { return fmt.Sprintf("%d/%d", l.Broken[tag], l.Rewatch[tag]) })
-		})})
+		}), "streams the fault broke / watches after it"})
 	}
 	return cols
 }
@@ -196,9 +199,9 @@ func (r *Report) syncColumns(fault bool) []verdictColumn {
 	if fault {
 		return []verdictColumn{{"synced", plain(func(l *LabReport) string {
 			return same(l, func(tag string) string { return r.syncedIn(l, tag) })
-		})}}
+		}), "whether and when each synced (from its first request)"}}
 	}
-	cols := []verdictColumn{{"expected\nby gates", expectedCell}}
+	cols := []verdictColumn{{"expected\nby gates", expectedCell, "is it the handshake the gate and server imply?"}}
 	if r.Kind() != "" {
 		// An informer kind may not follow the protocol: say whether and when each synced.
 		cols = append(cols, verdictColumn{"synced", plain(func(l *LabReport) string {
@@ -208,7 +211,7 @@ func (r *Report) syncColumns(fault bool) []verdictColumn {
 				}
 				return "yes"
 			})
-		})})
+		}), "synced within the sync wait?"})
 	}
 	return cols
 }
@@ -506,10 +509,27 @@ func (v Verdict) Lines(width int) []string {
 		}
 		out = append(out, align(cells, widths))
 	}
+	if legend := v.legend(); legend != "" {
+		out = append(out, Wrap(legend, width, "    ")...)
+	}
 	for _, n := range v.Notes {
 		out = append(out, Wrap(n.String(), width, "    ")...)
 	}
 	return out
+}
+
+// legend says what the columns that need it say: "initial sync: the requests ...; ...".
+func (v Verdict) legend() string {
+	var parts []string
+	for i, m := range v.Means {
+		if m != "" {
+			parts = append(parts, strings.ReplaceAll(v.Columns[i], "\n", " ")+": "+m)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "columns: " + strings.Join(parts, "; ")
 }
 
 // columnGap is the space between two columns.

@@ -96,10 +96,25 @@ func plural(n int, what string) string {
 // records (harnessDocumented: the fault family), what the harness recorded.
 func (r *Result) doc(sc string) string {
 	s := record.ScenarioOf(sc)
-	if !harnessDocumented(s) {
+	if !harnessDocumented(s) || r.Docs[sc] == "" {
 		return s.Shows
 	}
-	return s.Shows + " " + r.Docs[sc]
+	played := "The server the proxy plays " + r.Docs[sc] // a fault's Doc says what that server does
+	if r.faultsOnly() {
+		return played // the page's introduction says what every table shows
+	}
+	return s.Shows + " " + played
+}
+
+// faultsOnly reports a grid of fault scenarios only (docs/faults.md): one introduction says what
+// their tables show, not each table.
+func (r *Result) faultsOnly() bool {
+	for _, sc := range r.Scenarios {
+		if !record.IsFaultScenario(sc) {
+			return false
+		}
+	}
+	return len(r.Scenarios) > 0
 }
 
 // harnessDocumented reports a scenario of the table whose Doc is not the table's but what the
@@ -186,8 +201,11 @@ func (r *Result) Markdown(w io.Writer) error {
 	ew := &errWriter{w: w}
 	facts, versions := r.header()
 	title := "informer-lab matrix"
-	if len(r.Kinds) > 0 {
+	switch {
+	case len(r.Kinds) > 0:
 		title += ": informer kinds"
+	case r.faultsOnly():
+		title = "informer-lab faults: servers that do not play along"
 	}
 	ew.printf("# %s\n\n%s\n\n", title, facts)
 	if r.Command != "" {
@@ -196,6 +214,9 @@ func (r *Result) Markdown(w io.Writer) error {
 	ew.printf("%s\n\n", versions)
 	if len(r.Kinds) == 0 {
 		ew.printf("Rows: a lab module with its WatchListClient gate (\"default\": client-go's own default). Columns: kube-apiserver version and feature gates. Each cell links to its normalized log.\n")
+		if r.faultsOnly() {
+			ew.printf("\n%s\n", record.ScenarioOf(r.Scenarios[0]).Shows)
+		}
 	} else {
 		ew.printf("%s\n\n", kindsIntro)
 		ew.printf("| kind | the lab's two informers (A, B) |\n| --- | --- |\n")

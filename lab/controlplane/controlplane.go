@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"informer-lab/envtestbin"
@@ -42,6 +44,7 @@ type ControlPlane struct {
 	env           *envtest.Environment
 	restarted     *process.Process // a kube-apiserver started again after KillAPIServer; ours to stop
 	restartArgs   []string         // the killed kube-apiserver's command line
+	tmp           string           // etcd's data and kube-apiserver's certificates
 }
 
 // Start provisions the binaries if needed (building them the first time), boots etcd and
@@ -58,24 +61,34 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
-	env := environment(dir, opts.FeatureGates)
+	tmp, err := ownDir()
+	if err != nil {
+		return nil, err
+	}
+	env := environment(dir, tmp, opts.FeatureGates)
 	start := time.Now()
+	fmt.Fprintf(opts.Progress, "booting etcd + kube-apiserver %s (binaries: %s)\n", opts.Version, dir)
+	reaping := startReaping(map[string]string{env.ControlPlane.Etcd.Path: "etcd", env.ControlPlane.APIServer.Path: "kube-apiserver"})
 	cfg, err := env.Start()
+	reaped := reaping()
 	if err != nil {
 		env.Stop()
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("start envtest (etcd + kube-apiserver from %s): %w", dir, err)
 	}
-	started := &ControlPlane{Config: cfg, Assets: dir, env: env}
+	started := &ControlPlane{Config: cfg, Assets: dir, env: env, tmp: tmp}
 	defer func() {
 		if err != nil { // any failure below leaves nothing running (cp is nil by then)
 			started.Stop()
 		}
 	}()
 	cp = started
-	for what, pid := range map[string]func() (int, error){"etcd": cp.EtcdPID, "kube-apiserver": cp.APIServerPID} {
-		if err := cp.reap(pid, what); err != nil {
-			return nil, err
-		}
+	if reaped != nil {
+		return nil, reaped
+	}
+	// envtest makes this one itself, in Start, always.
+	if err := reaper.WatchDir(env.WebhookInstallOptions.LocalServingCertDir, "envtest's serving certificates"); err != nil {
+		return nil, err
 	}
 	own := rest.CopyConfig(cfg)
 	if opts.Wrap != nil {
@@ -97,9 +110,33 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	return cp, nil
 }
 
-// environment is envtest's description of a control plane from the binaries in dir, with
-// kube-apiserver's feature gates ("" for its defaults).
-func environment(dir, gates string) *envtest.Environment {
+// ownDir makes the directory for etcd's data and kube-apiserver's certificates (client keys
+// among them): ours, handed to the reaper, so that it goes if this process is killed; envtest's
+// own temporary directories would stay behind.
+func ownDir() (string, error) {
+	tmp, err := os.MkdirTemp("", "informer-lab-envtest-")
+	if err == nil {
+		err = os.Mkdir(filepath.Join(tmp, certDir), 0o700) // etcd makes its own
+	}
+	if err != nil {
+		return "", fmt.Errorf("make a directory for etcd and kube-apiserver: %w", err)
+	}
+	if err := reaper.WatchDir(tmp, "etcd's data and kube-apiserver's certificates"); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// The subdirectories of ownDir's.
+const (
+	certDir = "kube-apiserver"
+	dataDir = "etcd"
+)
+
+// environment is envtest's description of a control plane from the binaries in dir, its
+// files in tmp, with kube-apiserver's feature gates ("" for its defaults).
+func environment(dir, tmp, gates string) *envtest.Environment {
 	// envtest logs through controller-runtime's logger; unset, it prints a warning with a
 	// stack trace after 30 s. Its messages say nothing the Progress lines do not.
 	ctrllog.SetLogger(logr.Discard())
@@ -111,7 +148,8 @@ func environment(dir, gates string) *envtest.Environment {
 	// Both binaries are taken from dir; envtest would otherwise prefer KUBEBUILDER_ASSETS,
 	// which envtestbin.Lookup has already honoured.
 	api.Path = dir + "/kube-apiserver"
-	env.ControlPlane.Etcd = &envtest.Etcd{Path: dir + "/etcd"}
+	api.CertDir = filepath.Join(tmp, certDir)
+	env.ControlPlane.Etcd = &envtest.Etcd{Path: dir + "/etcd", DataDir: filepath.Join(tmp, dataDir)}
 	if gates != "" {
 		api.Configure().Set("feature-gates", gates)
 	}
@@ -126,16 +164,11 @@ func (cp *ControlPlane) Stop() error {
 	env := cp.env
 	cp.env = nil
 	cp.stopRestarted()
-	return env.Stop()
-}
-
-// reap hands one of the control plane's processes to this process's reaper.
-func (cp *ControlPlane) reap(pid func() (int, error), what string) error {
-	p, err := pid()
-	if err != nil {
-		return fmt.Errorf("find %s to hand it to the reaper: %w", what, err)
+	err := env.Stop()
+	if rmErr := os.RemoveAll(cp.tmp); err == nil {
+		err = rmErr
 	}
-	return reaper.Watch(p, what)
+	return err
 }
 
 // AdminKubeconfig returns a kubeconfig for a new system:masters user of this control plane.

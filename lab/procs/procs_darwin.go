@@ -48,6 +48,16 @@ func Children(except ...int) []string {
 	return out
 }
 
+// ChildrenOf lists the pids of process parent's children, zombies included and none reaped:
+// the code that started them may still wait for them.
+func ChildrenOf(parent int) []int {
+	var out []int
+	for _, c := range psChildren(parent) {
+		out = append(out, c.pid)
+	}
+	return out
+}
+
 // Find returns the processes whose command line starts with bin and holds the argument arg.
 func Find(bin, arg string) ([]int, error) {
 	pids, err := psPids()

@@ -51,23 +51,32 @@ func Cmdline(pid int) string {
 // Children lists the live children of this process as "pid cmdline", reaping zombies it
 // adopted, except the pids in except.
 func Children(except ...int) []string {
-	me := strconv.Itoa(os.Getpid())
-	entries, _ := os.ReadDir("/proc")
 	var out []string
-	for _, e := range entries {
-		state, ppid, ok := stat(e.Name())
-		if !ok || ppid != me {
+	for _, pid := range ChildrenOf(os.Getpid()) {
+		if slices.Contains(except, pid) {
 			continue
 		}
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || slices.Contains(except, pid) {
-			continue
-		}
-		if state == "Z" {
+		if state, _, _ := stat(strconv.Itoa(pid)); state == "Z" {
 			reapZombie(pid)
 			continue
 		}
 		out = append(out, childLine(pid, Cmdline(pid)))
+	}
+	return out
+}
+
+// ChildrenOf lists the pids of process parent's children, zombies included and none reaped:
+// the code that started them may still wait for them.
+func ChildrenOf(parent int) []int {
+	me := strconv.Itoa(parent)
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		if _, ppid, ok := stat(e.Name()); ok && ppid == me {
+			if pid, err := strconv.Atoi(e.Name()); err == nil {
+				out = append(out, pid)
+			}
+		}
 	}
 	return out
 }

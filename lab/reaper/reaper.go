@@ -15,10 +15,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"informer-lab/lab/procs"
 )
@@ -71,6 +74,20 @@ func Watch(pid int, what string) error {
 // either. The reaper kills the whole group, also when its leader already exited: Linux does not
 // give a new process a pid that is still some group's id, so the group is still the user's.
 func WatchGroup(pid int, what string) error { return Watch(-pid, what) }
+
+// WatchDir hands a temporary directory to this process's reaper: if this process dies without
+// calling Done, the reaper removes it, once it has killed what it watches (the processes that
+// wrote into it). Credentials (kubeconfigs, client keys) and etcd's data live in such
+// directories, and must not be left in the system's temp directory.
+func WatchDir(dir, what string) error {
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("reaper: %s: directory %q is not an absolute path", what, dir)
+	}
+	return Watch(0, dirEntry(dir, what))
+}
+
+// dirEntry is how a directory is watched: pid 0, and the path after what and a NUL.
+func dirEntry(dir, what string) string { return what + "\x00" + dir }
 
 // PID is the process id of this process's reaper, 0 while it has none: a check for leftover
 // children leaves it out, since it lives as long as its parent.
@@ -133,7 +150,11 @@ func (r *Reaper) Watch(pid int, what string) {
 	if leader < 0 {
 		leader = -pid
 	}
-	fmt.Fprintf(r.in, "%d %s %s\n", pid, strconv.Quote(procs.Cmdline(leader)), strconv.Quote(what))
+	cmdline := ""
+	if pid != 0 { // 0: a directory (WatchDir), its path after what's NUL
+		cmdline = procs.Cmdline(leader)
+	}
+	fmt.Fprintf(r.in, "%d %s %s\n", pid, strconv.Quote(cmdline), strconv.Quote(what))
 }
 
 // Close tells the reaper its parent stopped everything itself, and waits for it to exit.
@@ -173,7 +194,12 @@ func Run() int {
 	// the stderr it shared with its parent may be a pipe nobody reads any more.
 	signal.Ignore(syscall.SIGPIPE)
 	var killed []proc
+	var dirs []string
 	for _, p := range watched {
+		if p.pid == 0 { // a directory (WatchDir): removed once its writers are dead
+			dirs = append(dirs, p.what)
+			continue
+		}
 		if p.pid < 0 { // a process group (WatchGroup): whatever is left of it
 			if syscall.Kill(p.pid, syscall.SIGKILL) == nil {
 				killed = append(killed, p)
@@ -187,6 +213,12 @@ func Run() int {
 			killed = append(killed, p)
 		}
 	}
+	for _, d := range dirs {
+		what, dir, _ := strings.Cut(d, "\x00")
+		if err := removeAll(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "[reaper] removing %s (%s): %v\n", what, dir, err)
+		}
+	}
 	for _, p := range killed {
 		what := fmt.Sprintf("pid %d", p.pid)
 		if p.pid < 0 {
@@ -195,4 +227,17 @@ func Run() int {
 		fmt.Fprintf(os.Stderr, "[reaper] the process that started %s (%s) died without stopping it: killed it\n", p.what, what)
 	}
 	return 0
+}
+
+// removeAll removes dir, trying again for a while: a process just killed may still be writing
+// into it (SIGKILL is delivered, not yet acted on, when Kill returns).
+func removeAll(dir string) error {
+	var err error
+	for try := 0; try < 20; try++ {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
 }

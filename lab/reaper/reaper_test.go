@@ -102,3 +102,31 @@ func TestKillsGroupWhenParentDies(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A directory handed over goes when the parent dies without a goodbye, after the processes
+// that may write into it; with a goodbye it stays, the parent's to remove.
+func TestRemovesDirsWhenParentDies(t *testing.T) {
+	for _, goodbye := range []bool{false, true} {
+		dir := t.TempDir()
+		if err := os.WriteFile(dir+"/kubeconfig", []byte("secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a := sleeper(t)
+		r, err := Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Watch(a.Process.Pid, "sleep")
+		r.Watch(0, dirEntry(dir, "a test's dir"))
+		if goodbye {
+			r.Close()
+		} else {
+			r.in.Close()
+			r.cmd.Wait()
+		}
+		_, err = os.Stat(dir)
+		if gone := os.IsNotExist(err); gone == goodbye {
+			t.Errorf("goodbye=%v: directory gone=%v (stat: %v)", goodbye, gone, err)
+		}
+	}
+}

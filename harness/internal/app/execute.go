@@ -20,6 +20,7 @@ import (
 	"informer-lab/lab/crd"
 	"informer-lab/lab/kind"
 	"informer-lab/lab/mutator"
+	"informer-lab/lab/reaper"
 	"informer-lab/lab/wire"
 	"informer-lab/record"
 
@@ -156,7 +157,10 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e.onClose(func() { os.RemoveAll(tmp) }) // the kubeconfigs: credentials, not part of the run
+	e.onClose(func() { os.RemoveAll(tmp) })                               // the kubeconfigs: credentials, not part of the run
+	if err := reaper.WatchDir(tmp, "the labs' kubeconfigs"); err != nil { // and if the harness is killed
+		return nil, err
+	}
 	cells, err := e.startServer(tmp)
 	if err != nil {
 		return nil, err

@@ -50,8 +50,9 @@ func TestKindsDocs(t *testing.T) {
 		servers, scenarios string
 		command            string
 	}{
-		{[]string{"--kinds", "all"}, true, KindsDocsServer, KindsDocsScenarios, "make matrix KINDS=all"},
-		{[]string{"--kinds", "all", "--servers", "1.37.2", "--scenarios", "startup,steady"}, true, "1.37.2", "startup,steady", "make matrix KINDS=all SERVERS=1.37.2 SCENARIOS=startup,steady"},
+		{[]string{"--kinds", "all"}, true, KindsDocsServers, KindsDocsScenarios, "make matrix KINDS=all"},
+		{[]string{"--kinds", "all", "--servers", "1.32.13,1.37.2", "--scenarios", "startup,steady"}, true, "1.32.13,1.37.2", "startup,steady", "make matrix KINDS=all SERVERS=1.32.13,1.37.2 SCENARIOS=startup,steady"},
+		{[]string{"--kinds", "all", "--servers", "1.37.2"}, false, "1.37.2", "", "make matrix KINDS=all SERVERS=1.37.2"},
 		{[]string{"--kinds", "all", "--servers", "1.32.13"}, false, "1.32.13", "", "make matrix KINDS=all SERVERS=1.32.13"},
 		{[]string{"--kinds", "cbor"}, false, "", "", "make matrix KINDS=cbor"},
 		{[]string{"--kinds", "cbor", "--docs", "--sync-wait", "10s"}, true, "", "", `make matrix KINDS=cbor ARGS="-docs=true -sync-wait 10s"`},

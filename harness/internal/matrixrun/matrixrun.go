@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"informer-lab/compare/matrix"
-	"informer-lab/envtestbin"
 	"informer-lab/harness/internal/app"
 	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/cluster"
@@ -30,9 +29,13 @@ import (
 // proxy into the envtest store), and the default one again with its WatchList gate off.
 var Servers = []string{"1.31.14", "1.32.13", "1.32.13:WatchList=false", "1.33.13", "1.34.4", "1.35.4", "1.36.3", "1.37.2"}
 
-// FaultsAlias names every fault scenario at once: `make matrix SCENARIOS=faults`, on the default
-// server unless SERVERS says otherwise, regenerates docs/faults.md.
+// FaultsAlias names every fault scenario at once: `make matrix SCENARIOS=faults`, on
+// FaultsDocsServers unless SERVERS says otherwise, regenerates docs/faults.md.
 const FaultsAlias = "faults"
+
+// FaultsDocsServers are docs/faults.md's columns: the oldest server with the WatchList gate on by
+// default, the first with client-go v0.35's default behind it, and the newest.
+const FaultsDocsServers = "1.32.13,1.34.4,1.37.2"
 
 // FaultScenarios are the faults docs/faults.md shows: each fault of the proxy's table
 // (proxy.Faults), with its default parameter or with each parameter of its Grid.
@@ -52,10 +55,11 @@ var FaultScenarios = func() []string {
 // KindsAliases name every informer kind of record.Kinds at once: `make matrix KINDS=all`.
 var KindsAliases = []string{"all", "kinds"}
 
-// The grid docs/kinds.md shows: every kind on one server, startup and steady. `make matrix
-// KINDS=all` regenerates it (so does the same with these SERVERS and SCENARIOS spelled out).
+// The grid docs/kinds.md shows: every kind on the oldest and the newest server with WatchList on
+// by default, startup and steady. `make matrix KINDS=all` regenerates it (so does the same with
+// these SERVERS and SCENARIOS spelled out).
 const (
-	KindsDocsServer    = "1.37.2"
+	KindsDocsServers   = "1.32.13,1.37.2"
 	KindsDocsScenarios = record.ScenarioStartup + "," + record.ScenarioSteady
 )
 
@@ -119,15 +123,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		// A grid with the user's cluster is the user's, never docs/: only the servers asked for
 		// beside it.
 	case o.clients == "" && slices.Contains(KindsAliases, strings.TrimSpace(o.kinds)) &&
-		(o.servers == "" || o.servers == KindsDocsServer) && (o.scenarios == "" || o.scenarios == KindsDocsScenarios):
-		o.servers, o.scenarios = KindsDocsServer, KindsDocsScenarios // every kind on one server: docs/kinds.md
+		(o.servers == "" || o.servers == KindsDocsServers) && (o.scenarios == "" || o.scenarios == KindsDocsScenarios):
+		o.servers, o.scenarios = KindsDocsServers, KindsDocsScenarios // every kind: docs/kinds.md
 		o.docs = true
 	case o.kinds != "" && o.kinds != record.KindTypedConfigMaps:
 		// another kind axis than docs/kinds.md's: written beside the run only, unless -docs
 	case o.clients == "" && o.servers == "" && o.scenarios == "":
 		o.docs = true // the whole grid is what docs/matrix.md shows
-	case o.clients == "" && o.servers == "" && o.scenarios == FaultsAlias:
-		o.servers = envtestbin.DefaultVersion // every fault on the default server: docs/faults.md
+	case o.clients == "" && (o.servers == "" || o.servers == FaultsDocsServers) && o.scenarios == FaultsAlias:
+		o.servers = FaultsDocsServers // every fault: docs/faults.md
 		o.docs = true
 	}
 	if o.syncWait <= 0 {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -75,18 +76,7 @@ func RunAll(ctx context.Context, e *Env, scenarios []Scenario, progress io.Write
 	for i, s := range scenarios {
 		fmt.Fprintf(progress, "[%d/%d] %s: %s ... ", i+1, len(scenarios), s.Group, s.Name)
 		start := time.Now()
-		observed, err := s.Run(ctx, e)
-		// Whatever the scenario did, nothing it started may outlive it.
-		if left := procs.WaitNoChildren(10*time.Second, reaper.PID()); len(left) > 0 { // its reaper lives as long as it does
-			if err == nil {
-				err = fmt.Errorf("processes left behind: %s", strings.Join(left, "; "))
-			}
-			for _, l := range left {
-				var pid int
-				fmt.Sscanf(l, "%d", &pid)
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
+		observed, err := runClean(ctx, e, s)
 		r := Result{Name: s.Name, Group: s.Group, Expected: s.Expected, Observed: observed, Pass: err == nil, Took: time.Since(start)}
 		if err != nil {
 			r.Observed = strings.TrimSpace(observed + " FAILED: " + err.Error())
@@ -95,6 +85,37 @@ func RunAll(ctx context.Context, e *Env, scenarios []Scenario, progress io.Write
 		results = append(results, r)
 	}
 	return results
+}
+
+// runClean runs one scenario with a temporary directory of its own (TMPDIR, which every process
+// it starts inherits), and checks that whatever the scenario did, nothing it started outlived it
+// nor left a file there: etcd's data and the kubeconfigs hold credentials.
+func runClean(ctx context.Context, e *Env, s Scenario) (string, error) {
+	tmp, err := os.MkdirTemp(e.Tmp, "tmp-")
+	if err != nil {
+		return "", err
+	}
+	defer os.Setenv("TMPDIR", os.Getenv("TMPDIR"))
+	os.Setenv("TMPDIR", tmp)
+	observed, err := s.Run(ctx, e)
+	if left := procs.WaitNoChildren(10*time.Second, reaper.PID()); len(left) > 0 { // its reaper lives as long as it does
+		if err == nil {
+			err = fmt.Errorf("processes left behind: %s", strings.Join(left, "; "))
+		}
+		for _, l := range left {
+			var pid int
+			fmt.Sscanf(l, "%d", &pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if files, _ := os.ReadDir(tmp); len(files) > 0 && err == nil {
+		var names []string
+		for _, f := range files {
+			names = append(names, f.Name())
+		}
+		err = fmt.Errorf("left in the temporary directory: %s", strings.Join(names, ", "))
+	}
+	return observed, err
 }
 
 // proc is a finished (or killed) process's output.
@@ -246,3 +267,17 @@ func startUntil(bin string, marker string, timeout time.Duration, args ...string
 
 // readLog reads a run's JSON-lines log, as compare would.
 func readLog(path string) ([]record.Record, error) { return record.ReadFile(path) }
+
+// childRunning waits for a child of process parent whose binary's path ends in suffix and
+// that has an argument starting with arg, and says which it is.
+func childRunning(parent int, suffix, arg string, timeout time.Duration) (string, error) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, pid := range procs.ChildrenOf(parent) {
+			args := strings.Split(procs.Cmdline(pid), "\x00")
+			if strings.HasSuffix(args[0], suffix) && slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, arg) }) {
+				return fmt.Sprintf("%s (pid %d)", filepath.Base(args[0]), pid), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no child of pid %d ran *%s with %s within %s", parent, suffix, arg, timeout)
+}

@@ -115,6 +115,36 @@ func faultScenarios() []Scenario {
 				<-p.Done()
 				return "killed once its envtest was up", nil // RunAll checks nothing is left
 			}},
+		{"a lab running alone is SIGKILLed while its kube-apiserver boots", groupFault, "its reaper stops the etcd and kube-apiserver it started, although neither had been handed over by envtest yet",
+			func(ctx context.Context, e *Env) (string, error) {
+				p, seen, err := startUntil(e.Labs["client-v031"], "booting etcd + kube-apiserver", time.Minute, "-interval", "1s")
+				if err != nil {
+					return "", err
+				}
+				// envtest starts kube-apiserver (the server, not its `-h` that envtest reads the
+				// flags from) once etcd is healthy, and waits seconds for it to be healthy too: kill the lab half a second into that wait. (The control plane looks for its
+				// children every 100 ms; a SIGKILL in the first 100 ms of a process escapes it.)
+				booting, err := childRunning(p.PID(), "/kube-apiserver", "--etcd-servers=", time.Minute)
+				if err != nil {
+					p.Signal(syscall.SIGKILL)
+					<-p.Done()
+					return "", err
+				}
+				time.Sleep(500 * time.Millisecond)
+				p.Signal(syscall.SIGKILL)
+				<-p.Done()
+				time.Sleep(time.Second)
+				var killed []string
+				for _, what := range []string{"etcd", "kube-apiserver"} {
+					if l := line(seen.String(), "started "+what+" ("); l != "" {
+						killed = append(killed, l)
+					}
+				}
+				if len(killed) != 2 {
+					return "", fmt.Errorf("killed with kube-apiserver booting (%s), the reaper said: %q, want it to name etcd and kube-apiserver", booting, seen.String())
+				}
+				return "killed while " + booting + " booted; " + strings.Join(killed, "; "), nil // RunAll checks nothing is left
+			}},
 	}
 }
 
