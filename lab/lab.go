@@ -251,7 +251,8 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.DurationVar(&o.interval, "interval", 3*time.Second, "time between two writes of the mutator")
 	fs.IntVar(&o.informers, "informers", 2, "how many independent informer factories (A, B, C, ...; at most 26)")
 	fs.BoolVar(&o.quiet, "quiet", false, "record only setup lines and per-informer counts (requests, bytes): no wire decoding, for benchmarks")
-	fs.BoolVar(&o.directList, "direct-list", false, "make one typed List() of ConfigMaps too (tag DIRECT), as a controller does outside its informers; when: -direct-list-at")
+	fs.BoolVar(&o.directList, record.ScenarioDirect, false, // the flag is named after the scenario that sets it
+		"make one typed List() of ConfigMaps too (tag DIRECT), as a controller does outside its informers; when: -direct-list-at")
 	fs.IntVar(&o.klogV, "klog-v", 4, "record what client-go logs through klog up to this verbosity (4 shows why a v0.34+ reflector gave up a streaming list; -1: leave klog alone)")
 	fs.StringVar(&o.directListAt, "direct-list-at", "synced", "when to make the -direct-list call: synced (once the informers are) or start (at once)")
 	fs.DurationVar(&o.healthEvery, "health-every", 0, "record the lab's RSS, goroutines and open files this often (0: off), for long runs")

@@ -26,7 +26,7 @@ const (
 	StepLab        = "lab"           // harness: Value: a lab it started; Detail: client-go and flags
 	StepKubeconfig = "kubeconfig"    // harness: Value: the path of the labs' kubeconfig (never its content)
 	StepSyncWait   = "sync-wait"     // harness, fault scenarios: Value: how long the informers were given to sync (a duration)
-	StepDirect     = "direct-list"   // Tag TagDirect: the lab's one typed List() outside its informers; Value: what it returned, or "failed" and Detail the error
+	StepDirect     = ScenarioDirect  // Tag TagDirect: the lab's one typed List() outside its informers; Value: what it returned, or "failed" and Detail the error
 	StepKlog       = "klog"          // Tag: whose call it was, if known; Value: one line client-go logged through klog
 	StepKind       = "kind"          // Value: the informer kind (one of Kinds); Detail: what the lab set up for it
 )
@@ -39,6 +39,18 @@ const (
 	InjectKillEtcd         = "kill-etcd"
 	InjectCrashLab         = "crash-lab"
 	InjectHangLab          = "hang-lab"
+)
+
+// Faults of the proxy that plays a server that does not follow the streaming-list protocol: the
+// fault scenarios are ScenarioFaultPrefix and one of these (with its parameter, if any).
+// harness/internal/proxy's fault table says what each does; compare names their causes.
+const (
+	FaultNoEndBookmark           = "no-end-bookmark"
+	FaultStripAnnotations        = "strip-annotations"
+	FaultIgnoreSendInitialEvents = "ignore-send-initial-events"
+	FaultCutInitialStream        = "cut-initial-stream"
+	FaultTooLargeRV              = "too-large-rv"
+	FaultRefuseWatchList         = "refuse-watch-list"
 )
 
 // Tags that are not informers.

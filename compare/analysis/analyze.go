@@ -69,6 +69,12 @@ type Watcher struct {
 	Mismatch  string          // first difference from the harness's writes, "" when none
 }
 
+// A run's two phases: until every informer synced, and after (what the steady scenario is alone).
+const (
+	PhaseInitial = "initial sync"
+	PhaseSteady  = record.ScenarioSteady
+)
+
 // PhaseDiff is the unified diff of one lab's phase against the baseline's; Text is "" when equal.
 type PhaseDiff struct {
 	Phase, Base, Lab string
@@ -100,8 +106,8 @@ func Analyze(run *Run) *Report {
 	base := rep.Labs[0]
 	for _, l := range rep.Labs[1:] {
 		rep.Diffs = append(rep.Diffs,
-			PhaseDiff{"initial sync", base.Name, l.Name, len(l.Initial), unifiedDiff(base.Name, l.Name, base.Initial, l.Initial)},
-			PhaseDiff{"steady", base.Name, l.Name, len(l.Steady), unifiedDiff(base.Name, l.Name, base.Steady, l.Steady)})
+			PhaseDiff{PhaseInitial, base.Name, l.Name, len(l.Initial), unifiedDiff(base.Name, l.Name, base.Initial, l.Initial)},
+			PhaseDiff{PhaseSteady, base.Name, l.Name, len(l.Steady), unifiedDiff(base.Name, l.Name, base.Steady, l.Steady)})
 	}
 	rep.Skew = fanOutSkew(rep)
 	rep.compareSequences()

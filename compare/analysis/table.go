@@ -267,10 +267,10 @@ var shortObjects = strings.NewReplacer(
 // syncCell is the first informer's handshake; its footnotes say where another informer's
 // differs, why a stream was given up, and what the verdict found (LabVerdict.Findings).
 func syncCell(l *LabReport) (string, []string) {
-	text, notes := informerCell(l, "initial sync", shortLabel, func(h Handshake) string { return h.Label })
+	text, notes := informerCell(l, PhaseInitial, shortLabel, func(h Handshake) string { return h.Label })
 	for _, tag := range l.Tags {
 		if f := l.Sync[tag].Fallback; f != "" {
-			notes = append(notes, GivenUp("initial sync", f))
+			notes = append(notes, GivenUp(PhaseInitial, f))
 		}
 	}
 	return text, append(notes, l.Verdict.Findings...)

@@ -48,9 +48,9 @@ var causes = map[string]Cause{
 		Quote{clientGo, "v0.35.10", reflectorGo, "if watchListBookmarkReceived { break }"}, []fix{fixGateOff}},
 	"cut-stream": {"A streaming list that ends before its end bookmark is thrown away and a new one opened at once: the reflector's loop has no backoff for it, and client-go's rest client does not rate limit watches, so each informer streams again as fast as the server answers.",
 		Quote{clientGo, "v0.35.10", requestGo, "We specifically don't want to rate limit watches"}, []fix{fixGateOff}},
-	"too-large-rv": {"A 504 whose Status carries the ResourceVersionTooLarge cause tells the reflector its resourceVersion is ahead of the server: after its rest client's Retry-After retries it streams again from the current state, for ever, and never falls back to LIST.",
+	"rv-ahead": {"A 504 whose Status carries the ResourceVersionTooLarge cause tells the reflector its resourceVersion is ahead of the server: after its rest client's Retry-After retries it streams again from the current state, for ever, and never falls back to LIST.",
 		Quote{clientGo, "v0.35.10", reflectorGo, "if isExpiredError(err) || isTooLargeResourceVersionError(err) {"}, []fix{fixGateOff}},
-	"too-large-rv-v031": {"client-go v0.31's rest client turns the 504 into an error built from its status code alone, without the Status's ResourceVersionTooLarge cause, so its reflector falls back to LIST once the retries are spent; that LIST is the typed List(), which streams first and is refused as often.",
+	"rv-ahead-v031": {"client-go v0.31's rest client turns the 504 into an error built from its status code alone, without the Status's ResourceVersionTooLarge cause, so its reflector falls back to LIST once the retries are spent; that LIST is the typed List(), which streams first and is refused as often.",
 		Quote{clientGo, "v0.31.14", requestGo, "if result := r.transformResponse(resp, req); result.err != nil {"}, []fix{fixGateOff}},
 	"refused": {"Any error of a streaming list but a 410, a too-large resourceVersion and the retriable ones (connection refused, 429) makes the reflector fall back to LIST, then WATCH: the refused stream is one request more at every informer start.",
 		Quote{clientGo, "v0.35.10", reflectorGo, "fallbackToList = true"}, []fix{fixGateOff}},
@@ -110,12 +110,12 @@ func causeKeys(h matrix.Hit) []string {
 // neverSyncsCause is why a setup's informers never synced: its fault, else its kind.
 func neverSyncsCause(s matrix.Setup) string {
 	switch {
-	case s.Fault == "no-end-bookmark" || s.Fault == "strip-annotations" || s.Fault == "ignore-send-initial-events":
+	case s.Fault == record.FaultNoEndBookmark || s.Fault == record.FaultStripAnnotations || s.Fault == record.FaultIgnoreSendInitialEvents:
 		return "end-bookmark"
-	case s.Fault == "cut-initial-stream":
+	case s.Fault == record.FaultCutInitialStream:
 		return "cut-stream"
-	case s.Fault == "too-large-rv":
-		return "too-large-rv"
+	case s.Fault == record.FaultTooLargeRV:
+		return "rv-ahead"
 	case s.Fault == "" && s.Kind == record.KindCR:
 		return "controller-runtime-bookmarks"
 	case s.Fault == "" && s.Kind == record.KindCustomListWatchOptOut && record.Minor(s.ClientGo) < 35:
@@ -130,13 +130,13 @@ func neverSyncsCause(s matrix.Setup) string {
 // server's WatchList gate, else (a streaming server) the List()'s blueprint check.
 func refusalCause(s matrix.Setup) string {
 	switch {
-	case s.Fault == "too-large-rv" && record.Minor(s.ClientGo) == 31:
-		return "too-large-rv-v031"
-	case s.Fault == "too-large-rv":
-		return "too-large-rv"
-	case s.Fault == "cut-initial-stream":
+	case s.Fault == record.FaultTooLargeRV && record.Minor(s.ClientGo) == 31:
+		return "rv-ahead-v031"
+	case s.Fault == record.FaultTooLargeRV:
+		return "rv-ahead"
+	case s.Fault == record.FaultCutInitialStream:
 		return "cut-stream"
-	case strings.HasPrefix(s.Fault, "refuse-watch-list"):
+	case strings.HasPrefix(s.Fault, record.FaultRefuseWatchList):
 		return "refused"
 	case s.Fault == "" && !s.ServerStreams:
 		return "watchlist-off"
@@ -151,7 +151,7 @@ func refusalCause(s matrix.Setup) string {
 // retries of a 504; "" otherwise.
 func listRefusalCause(s matrix.Setup) string {
 	switch {
-	case s.Fault == "too-large-rv":
+	case s.Fault == record.FaultTooLargeRV:
 		return "rest-retries"
 	case s.Fault == "":
 		return refusalCause(s)

@@ -53,8 +53,8 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 			line("%s", l)
 		}
 	}
-	section("initial sync", lab.Initial)
-	section("steady", lab.Steady)
+	section(analysis.PhaseInitial, lab.Initial)
+	section(analysis.PhaseSteady, lab.Steady)
 	section("requests and errors after each informer's sync", afterLines(rep, lab))
 	if len(lab.Klog) > 0 {
 		section("client-go's klog", lab.Klog)

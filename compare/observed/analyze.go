@@ -175,7 +175,7 @@ func analyzeResource(name string, recs []record.Record) *Resource {
 	}
 	res.Handshake = handshake(initial, end >= 0, how)
 	if end >= 0 && how == SyncListWatch {
-		res.Problems = append(res.Problems, resumes(initial, "initial sync")...)
+		res.Problems = append(res.Problems, resumes(initial, analysis.PhaseInitial)...)
 	}
 	res.Steps = analysis.Steps(res.After, time.Time{})
 	res.Causes = causes(res.Handshake, res.After, res.Steps)

@@ -187,7 +187,7 @@ func syncCell(res *Resource) (string, []string) {
 		notes = append(notes, h.SyncBy)
 	}
 	if h.Fallback != "" {
-		notes = append(notes, analysis.GivenUp("initial sync", h.Fallback))
+		notes = append(notes, analysis.GivenUp(analysis.PhaseInitial, h.Fallback))
 	}
 	return h.Label, append(notes, res.Problems...)
 }

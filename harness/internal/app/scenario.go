@@ -76,9 +76,9 @@ func lookup(name string) (scenario, error) {
 func (sc scenario) labArgs() []string {
 	switch {
 	case sc.DirectList && sc.fault != nil:
-		return []string{"-direct-list", "-direct-list-at", "start"}
+		return []string{"-" + record.ScenarioDirect, "-direct-list-at", "start"}
 	case sc.DirectList:
-		return []string{"-direct-list"}
+		return []string{"-" + record.ScenarioDirect}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	labrecord "informer-lab/record"
 	"io"
 	"maps"
 	"mime"
@@ -28,14 +29,14 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
-// The faults, by name.
+// The faults, by name (the record vocabulary's).
 const (
-	FaultNoEndBookmark           = "no-end-bookmark"
-	FaultStripAnnotations        = "strip-annotations"
-	FaultIgnoreSendInitialEvents = "ignore-send-initial-events"
-	FaultCutInitialStream        = "cut-initial-stream"
-	FaultTooLargeRV              = "too-large-rv"
-	FaultRefuseWatchList         = "refuse-watch-list"
+	FaultNoEndBookmark           = labrecord.FaultNoEndBookmark
+	FaultStripAnnotations        = labrecord.FaultStripAnnotations
+	FaultIgnoreSendInitialEvents = labrecord.FaultIgnoreSendInitialEvents
+	FaultCutInitialStream        = labrecord.FaultCutInitialStream
+	FaultTooLargeRV              = labrecord.FaultTooLargeRV
+	FaultRefuseWatchList         = labrecord.FaultRefuseWatchList
 )
 
 // Fault is one way a server or a proxy in front of it does not follow the streaming-list
