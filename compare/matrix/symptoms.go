@@ -189,18 +189,18 @@ func neverSyncs(_ *Result, c *Cell) (string, bool) {
 	return "not synced", true
 }
 
-// hotRate is the rate of requests, per second of the sync wait, at which an informer that never
+// HotRate is the rate of requests, per second of the sync wait, at which an informer that never
 // syncs is in a hot loop: a new stream as soon as the last one ended, not one per backoff.
-const hotRate = 10
+const HotRate = 10
 
-// hotLoop: a cell that never syncs whose informers made hotRate requests a second or more.
+// hotLoop: a cell that never syncs whose informers made HotRate requests a second or more.
 func hotLoop(r *Result, c *Cell) (string, bool) {
 	if _, never := neverSyncs(r, c); !never {
 		return "", false
 	}
 	informers, _, _ := c.parts()
 	n, wait := requests(informers), c.syncWait()
-	if wait <= 0 || float64(n) < hotRate*wait.Seconds() {
+	if wait <= 0 || float64(n) < HotRate*wait.Seconds() {
 		return "", false
 	}
 	return fmt.Sprintf("%d requests in %s, %.0f a second", n, wait, float64(n)/wait.Seconds()), true

@@ -44,6 +44,9 @@ func (r *Report) write(w io.Writer, detail bool) {
 	for _, line := range r.TerminalTable(analysis.TermWidth).Lines(analysis.TermWidth) {
 		fmt.Fprintln(w, line)
 	}
+	for _, f := range r.Findings() {
+		say("finding: %s", f)
+	}
 	fmt.Fprintln(w)
 	for _, c := range r.Clients {
 		say("%s: User-Agent %s; %s", c.Name, orUnknown(c.UserAgent), orUnknown(c.Conn))
