@@ -3,7 +3,7 @@
 K8S_VERSION ?= 1.32.13
 ARGS ?=
 
-.PHONY: compare help docs matrix bench reliability observe test envtest kubectl clean
+.PHONY: compare help docs matrix probe bench reliability observe test envtest kubectl clean
 
 # KUBECONFIG counts only when given on the make command line: an exported KUBECONFIG must not
 # point a run at someone's cluster unasked. With it, no envtest server is built.
@@ -20,6 +20,9 @@ help: ## list the targets with what each does
 # builds what is missing itself).
 matrix: $(if $(ON_CLUSTER),,envtest) ## every client cell x server version x scenario (x informer kind: KINDS=all), observed on the wire, as one grid (docs/matrix.md, docs/kinds.md); KUBECONFIG=path [CONTEXT=name]: a column for that cluster
 	cd harness && GOWORK=off go run ./cmd/matrix $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(KINDS),--kinds $(KINDS)) $(CLUSTER_FLAGS) $(ARGS)
+
+probe: $(if $(ON_CLUSTER),,envtest) ## every resource a cluster serves, asked for client-go v0.35+'s streaming list and graded (streams, refuses, misbehaves), against envtest or KUBECONFIG=path [CONTEXT=] [NAMESPACE=]
+	cd harness && GOWORK=off go run ./cmd/probe $(CLUSTER_FLAGS) $(if $(NAMESPACE),-namespace "$(NAMESPACE)") $(if $(RESOURCES),-resources "$(RESOURCES)") $(ARGS)
 
 docs: envtest ## every generated grid page from real runs: docs/matrix.md (every server), faults.md, kinds.md, findings.md; resumable
 	hack/docs.sh

@@ -1,0 +1,122 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"informer-lab/envtestbin"
+	"informer-lab/harness/internal/proxy"
+	"informer-lab/lab/labtest"
+	"informer-lab/record"
+)
+
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// run runs make probe's main on a kubeconfig and returns its exit code, output and report.
+func run(t *testing.T, kubeconfig []byte, args ...string) (int, string, string, *Report) {
+	t.Helper()
+	dir := t.TempDir()
+	kc, js := filepath.Join(dir, "kubeconfig"), filepath.Join(dir, "grades.json")
+	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), append([]string{"-root", "../../..", "-kubeconfig", kc, "-json", js, "-timeout", "3s"}, args...), &stdout, &stderr)
+	var rep Report
+	if b, err := os.ReadFile(js); err == nil {
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return code, stdout.String(), stderr.String(), &rep
+}
+
+// Every resource of a real kube-apiserver streams; through the fault proxy, each fault of the
+// grid is graded as its pattern, with what the committed fault grid shows for it; a user without
+// permissions gets one line and exit 2, or nothing graded.
+func TestProbe(t *testing.T) {
+	ctx := context.Background()
+	cp := labtest.StartServer(t, ctx, envtestbin.DefaultVersion)
+	admin, err := cp.AdminKubeconfig("probe-admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("envtest", func(t *testing.T) {
+		code, out, stderr, rep := run(t, admin)
+		t.Logf("%s\n%s", out, stderr)
+		if code != 0 || len(rep.Grades) < 40 {
+			t.Fatalf("exit %d, %d grades, want 0 and every built-in resource", code, len(rep.Grades))
+		}
+		for _, g := range rep.Grades {
+			if g.Verdict != Streams {
+				t.Errorf("%s: %s %s, want streams", g.Resource, g.Verdict, g.Detail)
+			}
+		}
+		if !strings.Contains(stderr, "deleted namespace "+rep.Namespace) {
+			t.Errorf("the probe's namespace %s was not deleted: %s", rep.Namespace, stderr)
+		}
+	})
+
+	for _, tc := range []struct {
+		fault   string
+		verdict Verdict
+		pattern string
+		grid    string // what the committed fault grid says of it, in part
+	}{
+		{record.FaultNoEndBookmark, Misbehaves, record.FaultNoEndBookmark, "never syncs"},
+		{record.FaultStripAnnotations, Misbehaves, record.FaultStripAnnotations, "never syncs"},
+		{record.FaultCutInitialStream + "=1", Misbehaves, record.FaultCutInitialStream, "re-streams in a hot loop"},
+		{record.FaultTooLargeRV, Misbehaves, record.FaultTooLargeRV, "never syncs"},
+		{record.FaultRefuseWatchList + "=400", Refuses, record.FaultRefuseWatchList + "=400", "falls back with extra requests"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			f, err := proxy.ParseFault(tc.fault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := proxy.Start(cp.Config, proxy.Options{Fault: &f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			kc, err := p.Kubeconfig()
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, out, _, rep := run(t, kc, "-resources", "configmaps,namespaces")
+			t.Logf("%s", out)
+			if code != 0 || len(rep.Grades) != 2 {
+				t.Fatalf("exit %d, grades %+v", code, rep.Grades)
+			}
+			for _, g := range rep.Grades {
+				if g.Verdict != tc.verdict || g.Pattern != tc.pattern {
+					t.Errorf("%s: %s %q (%s), want %s %q", g.Resource, g.Verdict, g.Pattern, g.Detail, tc.verdict, tc.pattern)
+				}
+			}
+			if lines := strings.Join(rep.Hits[tc.pattern], "\n"); !strings.Contains(lines, tc.grid) {
+				t.Errorf("the fault grid for %s: %q, want it to say %q", tc.pattern, lines, tc.grid)
+			}
+		})
+	}
+
+	t.Run("restricted user", func(t *testing.T) {
+		nobody, err := cp.UserKubeconfig("probe-nobody")
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr, _ := run(t, nobody)
+		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != 2 || !strings.HasPrefix(lines[len(lines)-1], "error: may not create a namespace for the probe") {
+			t.Errorf("exit %d, stderr %q; want 2 and one line saying to give -namespace", code, stderr)
+		}
+		code, out, _, rep := run(t, nobody, "-namespace", "default")
+		if code != 0 || len(rep.Grades) != 0 || len(rep.Skipped) < 40 || !strings.Contains(out, "skipped configmaps: may not list") {
+			t.Errorf("exit %d, %d grades, %d skipped; want 0, none, every resource skipped as not permitted:\n%s", code, len(rep.Grades), len(rep.Skipped), out)
+		}
+	})
+}
