@@ -78,7 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.context, "context", "", "the -kubeconfig context to use (default: its current context)")
 	fs.StringVar(&o.serverVersion, "server-version", envtestbin.DefaultVersion, "Kubernetes version of the envtest server, and of kubectl when CMD is kubectl")
 	fs.StringVar(&o.serverGates, "server-feature-gates", "", `kube-apiserver --feature-gates for envtest, e.g. "WatchList=true"`)
-	fs.DurationVar(&o.duration, "for", 20*time.Second, "how long CMD may run before it is stopped (SIGINT, then SIGKILL after -stop-grace); it may end sooner by itself, or by Ctrl-C: either way what it did until then is analyzed")
+	fs.DurationVar(&o.duration, "for", 20*time.Second, "how long CMD may run before it is stopped (SIGINT, then SIGKILL after -stop-grace), and longer while the -writes are still under way (then until one -interval after the last); it may end sooner by itself, or by Ctrl-C: either way what it did until then is analyzed")
 	fs.DurationVar(&o.stopGrace, "stop-grace", 5*time.Second, "how long CMD may take to stop after SIGINT")
 	fs.IntVar(&o.writes, "writes", 6, "ConfigMap writes (creates, updates, deletes) in CMD's namespace while it runs, from an -interval after the answer to its first LIST or WATCH, so that a watch has something to deliver; 0 for none")
 	fs.DurationVar(&o.interval, "interval", time.Second, "time between the writes")
@@ -186,6 +186,11 @@ func observe(ctx context.Context, o options, t *target, argv []string, workDir, 
 	case <-c.Done():
 		say("%s ended by itself: %s", filepath.Base(argv[0]), c.how())
 	case <-timer.C:
+		if rec.AnsweredCollection() {
+			// The writes began at the command's first answer, which on a loaded machine may
+			// come late in -for: the command sees every write before it is stopped.
+			waitWrites(ctx, writes, c.Done(), o.interval)
+		}
 		say("%s passed: stopping %s", o.duration, filepath.Base(argv[0]))
 	case <-ctx.Done():
 		// Ctrl-C is how one ends a command that never does (kubectl get -w): what was recorded
@@ -199,6 +204,23 @@ func observe(ctx context.Context, o options, t *target, argv []string, workDir, 
 		say("client %s: %s", cl.Name, cl.UserAgent)
 	}
 	return nil
+}
+
+// waitWrites waits until the writes are done and one interval more, for their events to reach
+// the command, unless the command or ctx ends first.
+func waitWrites(ctx context.Context, writes, cmdDone <-chan struct{}, interval time.Duration) {
+	select {
+	case <-writes:
+	case <-cmdDone:
+		return
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-time.After(interval):
+	case <-cmdDone:
+	case <-ctx.Done():
+	}
 }
 
 // analyze reads the proxy's log back and writes what the clients did: on the terminal, in
