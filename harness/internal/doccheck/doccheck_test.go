@@ -29,8 +29,7 @@ func TestMain(m *testing.M) { lifecycle.TestMain(m) }
 func TestDocExcerptsAreReal(t *testing.T) {
 	// The runs are independent (each boots its own envtest) and mostly wait on their servers
 	// and labs: three at once take about the time of the longest three, not the sum; more
-	// would load make test's two cores beyond what the runs' own timings tolerate (make observe
-	// gives kubectl 6 s).
+	// would load make test's two cores beyond what the runs' own timings tolerate.
 	var (
 		pool  Pool
 		mu    sync.Mutex
@@ -117,7 +116,8 @@ func excerptRuns(t *testing.T) []run {
 		})
 	}
 	// make observe, of kubectl get -w and of a lab with its gate on (HOW-IT-WORKS.md, "Any
-	// client, seen from outside").
+	// client, seen from outside"), for make observe's default 20 s: in make test, kubectl has
+	// taken more than 6 s to get past discovery to its LIST.
 	for _, cmd := range [][]string{{"kubectl", "get", "configmaps", "-w"}, {"LAB", "-kubeconfig", observe.KubeconfigArg, "-watch-list", "on"}} {
 		out := t.TempDir()
 		runs = append(runs, func() ([]string, error) {
@@ -129,7 +129,7 @@ func excerptRuns(t *testing.T) []run {
 				cmd = append([]string{lab}, cmd[1:]...)
 			}
 			var stdout, stderr bytes.Buffer
-			if code := observe.Run(context.Background(), append([]string{"-out", out, "-for", "6s", "-interval", "300ms", "--"}, cmd...), &stdout, &stderr); code != 0 {
+			if code := observe.Run(context.Background(), append([]string{"-out", out, "-for", "20s", "-interval", "300ms", "--"}, cmd...), &stdout, &stderr); code != 0 {
 				return nil, fmt.Errorf("observe %v: exit %d\n%s\n%s", cmd, code, stdout.String(), stderr.String())
 			}
 			return records(filepath.Join(out, "*", observe.LogFile), stdout.String(), stderr.String())
