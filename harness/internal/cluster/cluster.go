@@ -140,11 +140,21 @@ func (c *Cluster) Check(ctx context.Context, perms []Permission) error {
 
 // may asks one SelfSubjectAccessReview, of a resource or of a path.
 func (c *Cluster) may(ctx context.Context, res *authorizationv1.ResourceAttributes, path *authorizationv1.NonResourceAttributes) (bool, error) {
-	r, err := c.cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+	ok, err := May(ctx, c.cs, res, path)
+	if err != nil {
+		return false, fmt.Errorf("cannot ask the cluster at %s what user %s may do (SelfSubjectAccessReview): %s", c.Config.Host, c.User, record.OneLine(err))
+	}
+	return ok, nil
+}
+
+// May asks the server whether the user of cs may do what res (or path) says: one
+// SelfSubjectAccessReview.
+func May(ctx context.Context, cs kubernetes.Interface, res *authorizationv1.ResourceAttributes, path *authorizationv1.NonResourceAttributes) (bool, error) {
+	r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: res, NonResourceAttributes: path},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return false, fmt.Errorf("cannot ask the cluster at %s what user %s may do (SelfSubjectAccessReview): %s", c.Config.Host, c.User, record.OneLine(err))
+		return false, err
 	}
 	return r.Status.Allowed, nil
 }

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -185,7 +186,7 @@ func namespace(ctx context.Context, cs kubernetes.Interface, given string, say f
 		return given, func() {}, nil
 	}
 	ns := cluster.NewNamespace()
-	if ok, err := may(ctx, cs, &authorizationv1.ResourceAttributes{Verb: "create", Resource: "namespaces"}); err != nil || !ok {
+	if ok, err := cluster.May(ctx, cs, &authorizationv1.ResourceAttributes{Verb: "create", Resource: "namespaces"}, nil); err != nil || !ok {
 		return "", nil, cli.Usage(fmt.Errorf("may not create a namespace for the probe (%v): give -namespace NAME (make probe NAMESPACE=NAME), one you may list and watch in", orNo(err)))
 	}
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -269,21 +270,11 @@ func mayListWatch(ctx context.Context, cs kubernetes.Interface, attrs authorizat
 	for _, verb := range []string{"list", "watch"} {
 		a := attrs
 		a.Verb = verb
-		if ok, err := may(ctx, cs, &a); err != nil || !ok {
+		if ok, err := cluster.May(ctx, cs, &a, nil); err != nil || !ok {
 			return fmt.Sprintf("may not %s (%s)", verb, orNo(err))
 		}
 	}
 	return ""
-}
-
-// may asks the server whether the user may (a SelfSubjectAccessReview).
-func may(ctx context.Context, cs kubernetes.Interface, attrs *authorizationv1.ResourceAttributes) (bool, error) {
-	r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
-		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: attrs}}, metav1.CreateOptions{})
-	if err != nil {
-		return false, err
-	}
-	return r.Status.Allowed, nil
 }
 
 // streamOf sends the reflector's streaming list for r and reads it until its end bookmark, an
@@ -295,7 +286,7 @@ func streamOf(ctx context.Context, dyn dynamic.Interface, r resource, ns string,
 	opts := metav1.ListOptions{SendInitialEvents: &send, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 		AllowWatchBookmarks: true, TimeoutSeconds: &serverTimeout}
 	c := dyn.Resource(r.gvr)
-	var w watchInterface
+	var w watch.Interface
 	var err error
 	if r.namespaced {
 		w, err = c.Namespace(ns).Watch(ctx, opts)

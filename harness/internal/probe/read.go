@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-type watchInterface = watch.Interface
-
 // read collects a stream's events until the end bookmark (annotated), an ERROR, the stream's
 // end, ctx's end (timeout) or maxObjects objects.
 func read(ctx context.Context, w watch.Interface, timeout time.Duration, maxObjects int) stream {
