@@ -58,8 +58,7 @@ func recordKlog(out *record.Writer, v int) *klogRecorder {
 	klog.SetOutputBySeverity("INFO", w)
 	k.stop = func() {
 		klog.Flush()
-		klog.LogToStderr(true)
-		klog.SetOutput(io.Discard)
+		klog.SetOutputBySeverity("INFO", io.Discard)
 		w.Close()
 		<-done
 	}
@@ -98,6 +97,10 @@ func (k *klogRecorder) own(tag string) (release func()) {
 	}
 }
 
-// Stop flushes klog, waits until every line it had is recorded, and puts klog back on stderr.
+// Stop flushes klog, waits until every line it had is recorded, and discards what klog logs
+// from then on. Stop comes once the informers are shut down, and Shutdown does not wait for
+// every goroutine client-go started: v0.32's reflector lists in a goroutine of its own, with
+// context.Background(), and returns on stop without it (reflector.go). What such a goroutine
+// logs is about an informer already stopped; on stderr it would follow the lab's last line.
 // Calls after the first do nothing.
 func (k *klogRecorder) Stop() { k.once.Do(k.stop) }

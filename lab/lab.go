@@ -228,10 +228,10 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		out.Write(record.Record{Kind: record.Setup, Step: record.StepHealth, Value: "at stop", Health: health()})
 	}
 	if len(unsynced) > 0 {
-		out.Setup("", record.StepStopped, "informers stopped", "not synced: "+strings.Join(unsynced, ", "))
+		out.Stop("informers stopped", "not synced: "+strings.Join(unsynced, ", "))
 		return fmt.Errorf("informers not synced when the lab stopped: %s", strings.Join(unsynced, ", "))
 	}
-	out.Setup("", record.StepStopped, "informers stopped", "")
+	out.Stop("informers stopped", "")
 	return nil
 }
 

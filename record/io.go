@@ -19,6 +19,7 @@ type Writer struct {
 	json   io.Writer // may be nil
 	text   io.Writer // may be nil
 	now    func() time.Time
+	done   bool // Stop wrote the last record
 }
 
 // NewWriter returns a Writer stamping records with source. Either output may be nil.
@@ -40,6 +41,9 @@ func (w *Writer) Write(r Record) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
 	if w.json != nil {
 		if line, err := r.Marshal(); err == nil {
 			w.json.Write(append(line, '\n'))
@@ -48,6 +52,20 @@ func (w *Writer) Write(r Record) {
 	if w.text != nil {
 		io.WriteString(w.text, r.Text()+"\n")
 	}
+}
+
+// Stop writes the SETUP stopped record, the log's last: what is written after it is dropped. A
+// reader takes "stopped" to mean nothing follows, yet a goroutine the writer's owner cannot join
+// may still write (client-go v0.32's reflector leaves its LIST running after its informer stops,
+// see lab.Run).
+func (w *Writer) Stop(value, detail string) {
+	if w == nil {
+		return
+	}
+	w.Setup("", StepStopped, value, detail)
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
 }
 
 // Setup writes a SETUP record.

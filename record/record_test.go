@@ -43,6 +43,26 @@ func TestWriteThenRead(t *testing.T) {
 	}
 }
 
+// A record written after Stop (a goroutine the owner could not join) is dropped: "stopped" stays
+// the log's last line, in JSON and in text.
+func TestStopIsLast(t *testing.T) {
+	var js, text bytes.Buffer
+	w := NewWriter("client-v032", &js, &text)
+	w.Setup("A", StepSynced, "informer cache synced", "")
+	w.Stop("informers stopped", "not synced: B")
+	w.Write(Record{Kind: HTTP, Tag: "B", Method: "GET", Path: "/api/v1/configmaps", Status: 403})
+	recs, err := Read(&js, "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; len(recs) != 2 || last.Step != StepStopped || last.Detail != "not synced: B" {
+		t.Errorf("records %+v, want 2 ending with SETUP stopped (not synced: B)", recs)
+	}
+	if lines := strings.Split(strings.TrimSpace(text.String()), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "stopped") {
+		t.Errorf("text lines %q, want 2 ending with stopped", lines)
+	}
+}
+
 func TestReadErrors(t *testing.T) {
 	good := `{"schema":1,"time":"2026-01-01T00:00:00Z","source":"s","kind":"SETUP","step":"x"}`
 	for _, tc := range []struct{ name, in, want string }{

@@ -220,7 +220,7 @@ func (e *env) openLog() error {
 		if e.err != nil {
 			e.out.Setup("", record.StepFault, "run failed", e.err.Error())
 		} else {
-			e.out.Setup("", record.StepStopped, "run complete", "")
+			e.out.Stop("run complete", "")
 		}
 		hlog.Close()
 	})

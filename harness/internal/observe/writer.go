@@ -93,6 +93,6 @@ func (w *writer) stopWriting() { w.cancel() }
 
 func (w *writer) close() {
 	w.cancel()
-	w.out.Setup("", record.StepStopped, "observe complete", "")
+	w.out.Stop("observe complete", "")
 	w.log.Close()
 }
