@@ -354,7 +354,7 @@ func connect(ctx context.Context, o options, out *record.Writer, stderr io.Write
 		cfg, err := attach(o, logged, out)
 		return cfg, func() {}, err
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, FeatureGates: record.KindServerGates(o.kind), Progress: stderr, Wrap: logged})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, Settings: record.KindServerGates(o.kind), Progress: stderr, Wrap: logged})
 	if err != nil {
 		return nil, nil, err
 	}

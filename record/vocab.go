@@ -1,6 +1,10 @@
 package record
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // The vocabulary of the records: the names every producer writes and every reader matches on.
 // A name is defined here once; labs, the harness and compare use these constants, never the
@@ -218,3 +222,40 @@ const (
 	// /openapi), /version, /healthz.
 	TagNoResource = "-"
 )
+
+// A server's settings: what follows its version on make matrix's command line
+// ("1.34.4:WatchList=true,watch-cache=false") and, the same, its SETUP server record's Detail.
+// They are kube-apiserver feature gates (Name=bool, a capital first) and the kube-apiserver
+// flags ServerFlags names (name=value), comma-separated.
+//
+// ServerFlags: watch-cache=false serves every read and watch from etcd: no Cacher, so a
+// streaming list is answered by the etcd storage's watch instead.
+var ServerFlags = []string{"watch-cache"}
+
+// SplitServerSettings returns settings' feature gates and flags, each comma-separated; an error
+// names an item that is neither, or a flag ServerFlags does not hold.
+func SplitServerSettings(settings string) (gates, flags string, err error) {
+	join := func(list, item string) string {
+		if list == "" {
+			return item
+		}
+		return list + "," + item
+	}
+	for _, item := range strings.Split(settings, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		key, value, ok := strings.Cut(item, "=")
+		switch {
+		case !ok || key == "" || value == "":
+			return "", "", fmt.Errorf("%q: want Gate=bool or flag=value", item)
+		case key[0] >= 'A' && key[0] <= 'Z':
+			gates = join(gates, item)
+		case slices.Contains(ServerFlags, key):
+			flags = join(flags, item)
+		default:
+			return "", "", fmt.Errorf("%q: not a feature gate (those start with a capital) nor a kube-apiserver flag a server may set (%s)", item, strings.Join(ServerFlags, ", "))
+		}
+	}
+	return gates, flags, nil
+}

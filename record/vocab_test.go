@@ -25,3 +25,15 @@ func TestResourceOf(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitServerSettings(t *testing.T) {
+	gates, flags, err := SplitServerSettings("WatchList=true, watch-cache=false,WatchListCompression=false")
+	if err != nil || gates != "WatchList=true,WatchListCompression=false" || flags != "watch-cache=false" {
+		t.Errorf("SplitServerSettings = %q, %q, %v; want the gates and the flag apart", gates, flags, err)
+	}
+	for _, bad := range []string{"etcd-servers=http://x", "watch-cache", "=false", "WatchList="} {
+		if _, _, err := SplitServerSettings(bad); err == nil {
+			t.Errorf("SplitServerSettings(%q): no error, want one naming what a server may set", bad)
+		}
+	}
+}

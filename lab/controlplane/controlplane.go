@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"informer-lab/envtestbin"
 	"informer-lab/lab/process"
 	"informer-lab/lab/procs"
 	"informer-lab/lab/reaper"
+	"informer-lab/record"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -28,9 +30,11 @@ import (
 
 // Options choose the server.
 type Options struct {
-	Version      string    // Kubernetes version, e.g. "1.32.13"; empty means envtestbin.DefaultVersion
-	FeatureGates string    // kube-apiserver --feature-gates, e.g. "WatchList=false"; empty leaves defaults
-	Progress     io.Writer // provisioning and boot status
+	Version string // Kubernetes version, e.g. "1.32.13"; empty means envtestbin.DefaultVersion
+	// Settings are kube-apiserver's feature gates and flags (record.SplitServerSettings), e.g.
+	// "WatchList=false" or "watch-cache=false"; empty leaves its defaults.
+	Settings string
+	Progress io.Writer // provisioning and boot status
 	// Wrap, if set, wraps the transport of the requests Start itself makes (GET /version, the
 	// default namespace), so that a caller that logs its wire sees them too.
 	Wrap func(http.RoundTripper) http.RoundTripper
@@ -61,11 +65,15 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
+	gates, flags, err := record.SplitServerSettings(opts.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver settings: %w", err)
+	}
 	tmp, err := ownDir()
 	if err != nil {
 		return nil, err
 	}
-	env := environment(dir, tmp, opts.FeatureGates)
+	env := environment(dir, tmp, gates, flags)
 	start := time.Now()
 	fmt.Fprintf(opts.Progress, "booting etcd + kube-apiserver %s (binaries: %s)\n", opts.Version, dir)
 	reaping := startReaping(map[string]string{env.ControlPlane.Etcd.Path: "etcd", env.ControlPlane.APIServer.Path: "kube-apiserver"})
@@ -135,8 +143,8 @@ const (
 )
 
 // environment is envtest's description of a control plane from the binaries in dir, its
-// files in tmp, with kube-apiserver's feature gates ("" for its defaults).
-func environment(dir, tmp, gates string) *envtest.Environment {
+// files in tmp, with kube-apiserver's feature gates and flags (each "" for its defaults).
+func environment(dir, tmp, gates, flags string) *envtest.Environment {
 	// envtest logs through controller-runtime's logger; unset, it prints a warning with a
 	// stack trace after 30 s. Its messages say nothing the Progress lines do not.
 	ctrllog.SetLogger(logr.Discard())
@@ -152,6 +160,11 @@ func environment(dir, tmp, gates string) *envtest.Environment {
 	env.ControlPlane.Etcd = &envtest.Etcd{Path: dir + "/etcd", DataDir: filepath.Join(tmp, dataDir)}
 	if gates != "" {
 		api.Configure().Set("feature-gates", gates)
+	}
+	for _, flag := range strings.Split(flags, ",") {
+		if name, value, ok := strings.Cut(flag, "="); ok {
+			api.Configure().Set(name, value)
+		}
 	}
 	return env
 }

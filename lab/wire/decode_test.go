@@ -332,7 +332,7 @@ func checkContentTypes(t *testing.T, recs []record.Record, wantList, wantWatch s
 func startControlPlane(t *testing.T, ctx context.Context, featureGates string) *controlplane.ControlPlane {
 	t.Helper()
 	start := time.Now()
-	cp, err := controlplane.Start(ctx, controlplane.Options{FeatureGates: featureGates})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Settings: featureGates})
 	if err != nil {
 		t.Fatal(err)
 	}

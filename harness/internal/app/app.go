@@ -60,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "use this cluster instead of envtest; the harness then works only in a namespace of its own, which it creates (once the user is known to have every permission the run needs) and deletes")
 	fs.StringVar(&o.kubeContext, "context", "", "with -kubeconfig: the kubeconfig's context to use (default: its current-context)")
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13; others must be provisioned with make envtest K8S_VERSION=...)")
-	fs.StringVar(&o.serverGates, "server-feature-gates", "", `kube-apiserver --feature-gates for envtest, e.g. "WatchList=false"`)
+	fs.StringVar(&o.serverGates, "server-feature-gates", "", `envtest's kube-apiserver settings: feature gates, and flags such as watch-cache=false, e.g. "WatchList=false"`)
 	fs.StringVar(&o.fault, "fault", "", "inject a fault half-way through the writes: "+strings.Join(injectionNames(), ", "))
 	fs.StringVar(&o.scenario, "scenario", record.ScenarioSteady, "what happens once the labs have synced: "+strings.Join(Scenarios, ", ")+"; or fault:NAME, a server that does not play along: "+strings.Join(proxyFaults(), ", "))
 	fs.StringVar(&o.kind, "kind", record.KindTypedConfigMaps, "the labs' kind of informer: "+strings.Join(record.Kinds, ", "))
@@ -107,6 +107,9 @@ func (o options) check() error {
 	}
 	if o.fault != "" && !impls[o.scenario].injects {
 		return fmt.Errorf("-fault goes with -scenario %s (the other scenarios have their own events), got -scenario %s", strings.Join(injecting(), " or "), o.scenario)
+	}
+	if _, _, err := record.SplitServerSettings(o.serverGates); err != nil {
+		return fmt.Errorf("-server-feature-gates: %w", err)
 	}
 	_, err := injectionOf(o.fault)
 	return err

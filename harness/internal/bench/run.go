@@ -88,7 +88,7 @@ type Report struct {
 // ServerInfo is one server of a run, as measured.
 type ServerInfo struct {
 	Name     string // servers.Server.Name(), as Result.Server
-	Gates    string // the --feature-gates it got
+	Gates    string // its settings: the --feature-gates and flags it got (record.SplitServerSettings)
 	Reported string // what its /version said, e.g. "v1.37.2"
 	Etcd     string
 }
@@ -220,12 +220,12 @@ func (p *progress) step() string {
 
 // measureServer starts one kube-apiserver (and its etcd), runs every case on it and stops it.
 func measureServer(ctx context.Context, sv servers.Server, cases []Case, o options, bin, kubeconfig, runDir string, seeding map[string]time.Duration, p *progress, say func(string, ...any)) (info ServerInfo, results []Result, err error) {
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: sv.Version, FeatureGates: sv.Gates, Progress: cli.Lines(say)})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: sv.Version, Settings: sv.Settings, Progress: cli.Lines(say)})
 	if err != nil {
 		return info, nil, err
 	}
 	defer cp.Stop()
-	info = ServerInfo{Name: sv.Name(), Gates: sv.Gates, Reported: cp.ServerVersion, Etcd: etcdVersion(ctx, cp.Assets)}
+	info = ServerInfo{Name: sv.Name(), Gates: sv.Settings, Reported: cp.ServerVersion, Etcd: etcdVersion(ctx, cp.Assets)}
 	kc, err := cp.AdminKubeconfig("informer-lab-bench")
 	if err != nil {
 		return info, nil, err

@@ -44,7 +44,7 @@ func StartTarget(ctx context.Context, o TargetOptions) (*Target, error) {
 	if o.Kubeconfig != "" {
 		return attach(ctx, o)
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.Version, FeatureGates: o.Gates, Progress: cli.Lines(o.Say)})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.Version, Settings: o.Gates, Progress: cli.Lines(o.Say)})
 	if err != nil {
 		return nil, err
 	}

@@ -149,7 +149,7 @@ func TestClusterColumn(t *testing.T) {
 // probe is refused with 422, the column says so, and the gate-on cells are expected to fall
 // back, which they do.
 func TestClusterColumnWithoutWatchList(t *testing.T) {
-	cp, _ := standin.Start(t, controlplane.Options{FeatureGates: "WatchList=false"})
+	cp, _ := standin.Start(t, controlplane.Options{Settings: "WatchList=false"})
 	res, _ := runGridBeside(t, pids(cp), "-kubeconfig", standin.Kubeconfig(t, cp, standin.Restricted), "-clients", "client-v031-off,client-v037-on", "-scenarios", "startup")
 	if want := "cluster-" + cp.ServerVersion + " WatchList=false (probed: 422)"; len(res.Servers) != 1 || res.Servers[0].Name != want {
 		t.Errorf("columns %+v, want %q", res.Servers, want)

@@ -360,7 +360,7 @@ func buildCells(ctx context.Context, root string, clients []string, say func(str
 func columns(g grid) []column {
 	var cols []column
 	for _, s := range g.servers {
-		cols = append(cols, column{Server: matrix.Server{Name: s.Name(), Version: "v" + s.Version, FeatureGates: s.Gates}, slug: s.Slug(), envtest: s})
+		cols = append(cols, column{Server: matrix.Server{Name: s.Name(), Version: "v" + s.Version, FeatureGates: s.Settings}, slug: s.Slug(), envtest: s})
 	}
 	return cols
 }
@@ -506,7 +506,7 @@ func runOne(ctx context.Context, o options, res *matrix.Result, parent, sc, kind
 		return err
 	}
 	spec := app.Spec{
-		Dir: dir, Cells: app.Prebuilt(cells), ServerVersion: col.envtest.Version, ServerGates: col.envtest.Gates, Scenario: sc, Kind: kind,
+		Dir: dir, Cells: app.Prebuilt(cells), ServerVersion: col.envtest.Version, ServerGates: col.envtest.Settings, Scenario: sc, Kind: kind,
 		Seed: o.seed, MinWrites: 2, SeedObjects: 3, Interval: o.interval, SyncTimeout: o.syncTimeout,
 		StopGrace: 10 * time.Second, WatchTimeout: o.watchTimeout, SyncWait: o.syncWait,
 		Say: func(f string, a ...any) { say("  "+f, a...) },

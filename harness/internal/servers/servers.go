@@ -1,5 +1,6 @@
 // Package servers holds what make matrix and make bench share about kube-apiservers: how a
-// server is named on the command line (a version, optionally with feature gates), and
+// server is named on the command line (a version, optionally with settings: feature gates and
+// flags), and
 // building each version once from the Go module proxy before anything starts.
 package servers
 
@@ -13,17 +14,20 @@ import (
 	"time"
 
 	"informer-lab/envtestbin"
+	"informer-lab/record"
 )
 
-// Server is one kube-apiserver setting of a run: a version and the --feature-gates it gets.
-type Server struct{ Version, Gates string }
+// Server is one kube-apiserver of a run: a version and its settings, the feature gates and
+// flags it gets (record.SplitServerSettings), "" for its defaults.
+type Server struct{ Version, Settings string }
 
-// Name is how tables and logs name it: "1.37.2" or "1.37.2 WatchListCompression=false".
+// Name is how tables and logs name it: "1.37.2", "1.37.2 WatchListCompression=false" or
+// "1.34.4 watch-cache=false".
 func (s Server) Name() string {
-	if s.Gates == "" {
+	if s.Settings == "" {
 		return s.Version
 	}
-	return s.Version + " " + s.Gates
+	return s.Version + " " + s.Settings
 }
 
 // Slug is Name as a path element.
@@ -31,16 +35,19 @@ func (s Server) Slug() string {
 	return strings.NewReplacer(" ", "-", ",", "-").Replace(s.Name())
 }
 
-// Parse reads "X.Y.Z" or "X.Y.Z:Gate=bool,Gate=bool".
+// Parse reads "X.Y.Z" or "X.Y.Z:Gate=bool,flag=value,...".
 func Parse(s string) (Server, error) {
-	v, g, _ := strings.Cut(strings.TrimSpace(s), ":")
+	v, settings, _ := strings.Cut(strings.TrimSpace(s), ":")
 	if _, err := fmt.Sscanf(v, "%d.%d.%d", new(int), new(int), new(int)); err != nil || strings.Count(v, ".") != 2 {
-		return Server{}, fmt.Errorf("server %q: want a version X.Y.Z, optionally with kube-apiserver feature gates after a colon (1.32.13:WatchList=false)", s)
+		return Server{}, fmt.Errorf("server %q: want a version X.Y.Z, optionally with kube-apiserver feature gates or flags after a colon (1.32.13:WatchList=false, 1.34.4:watch-cache=false)", s)
 	}
-	return Server{v, g}, nil
+	if _, _, err := record.SplitServerSettings(settings); err != nil {
+		return Server{}, fmt.Errorf("server %q: %w", s, err)
+	}
+	return Server{v, settings}, nil
 }
 
-// ParseList reads a comma-separated list; a gate list belongs to the version before it, so
+// ParseList reads a comma-separated list; settings belong to the version before them, so
 // "1.37.2:A=false,B=true,1.32.13" is two servers.
 func ParseList(list string) ([]Server, error) {
 	var out []Server
@@ -49,7 +56,11 @@ func ParseList(list string) ([]Server, error) {
 			continue
 		}
 		if strings.Contains(f, "=") && !strings.Contains(f, ":") && len(out) > 0 {
-			out[len(out)-1].Gates += "," + f // another gate of the server before
+			last := &out[len(out)-1] // another setting of the server before
+			if _, _, err := record.SplitServerSettings(f); err != nil {
+				return nil, fmt.Errorf("server %q: %w", last.Version+":"+last.Settings+","+f, err)
+			}
+			last.Settings += "," + f
 			continue
 		}
 		s, err := Parse(f)

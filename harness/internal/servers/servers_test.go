@@ -28,6 +28,16 @@ func TestParseList(t *testing.T) {
 			t.Errorf("ParseList(%q) = %v, want the X.Y.Z error", bad, err)
 		}
 	}
+	// A flag among the settings: one server, named by both.
+	got, err = ParseList("1.34.4:WatchList=true,watch-cache=false,1.37.2:watch-cache=false")
+	if err != nil || len(got) != 2 || got[0].Name() != "1.34.4 WatchList=true,watch-cache=false" || got[1].Slug() != "1.37.2-watch-cache=false" {
+		t.Errorf("ParseList with flags = %+v, %v; want 1.34.4 WatchList=true,watch-cache=false and 1.37.2 watch-cache=false", got, err)
+	}
+	for _, bad := range []string{"1.34.4:etcd-servers=http://x", "1.34.4:watch-cache=false,audit-log-path=/tmp/x", "1.34.4:watchcache"} {
+		if _, err := ParseList(bad); err == nil || !strings.Contains(err.Error(), "watch-cache") && !strings.Contains(err.Error(), "want Gate=bool") {
+			t.Errorf("ParseList(%q) = %v, want an error naming the flags a server may set", bad, err)
+		}
+	}
 }
 
 func TestProvisionRefusesAVersionNotServed(t *testing.T) {
