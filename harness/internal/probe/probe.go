@@ -17,6 +17,7 @@ import (
 	"informer-lab/envtestbin"
 	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/cluster"
+	"informer-lab/harness/internal/servers"
 	"informer-lab/lab/controlplane"
 	"informer-lab/record"
 
@@ -35,7 +36,7 @@ type options struct {
 	root, out           string
 	kubeconfig, context string
 	namespace           string
-	serverVersion       string
+	server              servers.Server // envtest's
 	timeout             time.Duration
 	maxObjects          int
 	jsonOut             string
@@ -76,7 +77,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "probe this cluster instead of envtest (it is never written to, but for the probe's own namespace)")
 	fs.StringVar(&o.context, "context", "", "with -kubeconfig: the kubeconfig's context to use (default: its current-context)")
 	fs.StringVar(&o.namespace, "namespace", "", "where namespaced resources are probed (default: a namespace of the probe's own, created and deleted)")
-	fs.StringVar(&o.serverVersion, "server-version", envtestbin.DefaultVersion, "without -kubeconfig: envtest's kube-apiserver version")
+	server := fs.String("server", envtestbin.DefaultVersion, "without -kubeconfig: envtest's kube-apiserver, a version optionally with settings (1.34.4:watch-cache=false)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long each resource's streaming list may take to end its initial events")
 	fs.IntVar(&o.maxObjects, "max-objects", 500, "stop reading a resource's stream after this many objects (its grade is then unknown)")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the grades as JSON to this file")
@@ -89,13 +90,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			o.resources = append(o.resources, r)
 		}
 	}
+	sv, err := servers.Parse(*server)
+	if err != nil {
+		return o, fmt.Errorf("-server: %w", err)
+	}
+	o.server = sv
 	switch {
 	case o.context != "" && o.kubeconfig == "":
 		return o, errors.New("-context goes with -kubeconfig")
 	case o.timeout <= 0 || o.maxObjects <= 0:
 		return o, fmt.Errorf("-timeout and -max-objects must be positive, got %s and %d", o.timeout, o.maxObjects)
 	}
-	var err error
 	o.root, o.out, err = fs.Dirs()
 	return o, err
 }
@@ -173,11 +178,15 @@ func connect(ctx context.Context, o options, say func(string, ...any)) (*rest.Co
 		}
 		return cl.Config, cl.Version, func() {}, nil
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.serverVersion, Progress: cli.Lines(say)})
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: o.server.Version, Settings: o.server.Settings, Progress: cli.Lines(say)})
 	if err != nil {
 		return nil, "", nil, err
 	}
-	return cp.Config, cp.ServerVersion, func() { cp.Stop() }, nil
+	version := cp.ServerVersion
+	if o.server.Settings != "" {
+		version += " " + o.server.Settings // what the probe graded: 1.34.4 without its watch cache is not 1.34.4
+	}
+	return cp.Config, version, func() { cp.Stop() }, nil
 }
 
 // namespace is the user's (-namespace), or one of the probe's own, which release deletes.
