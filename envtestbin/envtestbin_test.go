@@ -248,8 +248,8 @@ func TestUnservedVersion(t *testing.T) {
 }
 
 // TestDefaultVersionReal provisions DefaultVersion in the real store: it
-// builds if missing (about 4-5 min cold on 2 cores, 1-2 min with a warm Go
-// build cache; run with -timeout 20m) and reuses the store otherwise.
+// builds if missing (9-14 min cold on 2 cores, 5-7 min for a version after
+// another; run with -timeout 20m) and reuses the store otherwise.
 // Skipped with -short.
 func TestDefaultVersionReal(t *testing.T) {
 	if testing.Short() {

@@ -89,7 +89,7 @@ func Versions(ss []Server) []string {
 // exist or is not served.
 var ErrUsage = errors.New("no such kube-apiserver version")
 
-// Provision builds every version the envtest store does not have yet (3-8 minutes each, cold),
+// Provision builds every version the envtest store does not have yet (5-14 minutes each, cold),
 // saying so first, and its build's progress line by line with a prefix.
 func Provision(ctx context.Context, ss []Server, say func(string, ...any), progress io.Writer) error {
 	for _, v := range Versions(ss) {
@@ -97,7 +97,7 @@ func Provision(ctx context.Context, ss []Server, say func(string, ...any), progr
 			continue
 		}
 		t := time.Now()
-		say("kube-apiserver %s is not in the envtest store yet: building it from the Go module proxy (3-8 minutes cold)", v)
+		say("kube-apiserver %s is not in the envtest store yet: building it from the Go module proxy (5-14 minutes cold)", v)
 		if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: v, Progress: Prefixed{progress, "[envtest " + v + "] "}}); err != nil {
 			if errors.Is(err, envtestbin.ErrNotServed) || errors.Is(err, envtestbin.ErrBadVersion) {
 				return fmt.Errorf("provision kube-apiserver %s: %w: %w", v, ErrUsage, err)
