@@ -25,11 +25,11 @@ func TestFindingsCLI(t *testing.T) {
 	if code := run([]string{"-findings", docs}, &stdout, &stderr); code != 0 || stderr.Len() > 0 {
 		t.Fatalf("want exit 0, got %d: %s", code, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "- never syncs: 34 setups (15 at client-go's default gate) in 34 cells;") || !strings.HasSuffix(stdout.String(), "wrote findings.md, faults.md\n") {
+	if !strings.Contains(stdout.String(), "- never syncs: 102 setups (45 at client-go's default gate) in 102 cells;") || !strings.HasSuffix(stdout.String(), "wrote findings.md, faults.md\n") {
 		t.Errorf("want the findings and the files written, got:\n%s", stdout.String())
 	}
 	page, _ := os.ReadFile(filepath.Join(docs, "faults.md"))
-	if !strings.HasPrefix(string(page), "# faults\n\n## Findings\n\n- 🔴 never syncs: 34 setups") || strings.Contains(string(page), "None") {
+	if !strings.HasPrefix(string(page), "# faults\n\n## Findings\n\n- 🔴 never syncs: 102 setups") || strings.Contains(string(page), "None") {
 		t.Errorf("want the page's findings section replaced, got:\n%s", page)
 	}
 	stdout.Reset()

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"informer-lab/record"
 	"regexp"
 	"strconv"
 	"strings"
@@ -123,6 +124,28 @@ func Sequence(steps []Step, none string) string {
 // spelledRequests finds what Spell, record.Classify and the direct List()'s label end with: the
 // number of requests, " (3 req)", or a range where informers were merged, " (3–4 req)".
 var spelledRequests = regexp.MustCompile(` \((\d+)(?:–(\d+))? req\)`)
+
+// failedWatches finds the watches a spelled text says failed before reaching the server
+// ("WATCH(error)", "WATCH(error)×2", "WATCH(error)×2–3"): the retries while a server is down.
+var failedWatches = regexp.MustCompile(regexp.QuoteMeta(record.TokenWatch+"(error)") + `(?:×(\d+)(?:–(\d+))?)?`)
+
+// SpelledFailedWatches is how many failed watches a spelled text holds (of a range, its upper
+// end). Their number depends on how long a server was down and where each retry's backoff fell,
+// not on the handshake, so a comparison of two cells' requests leaves them out.
+func SpelledFailedWatches(text string) int {
+	total := 0
+	for _, m := range failedWatches.FindAllStringSubmatch(text, -1) {
+		n := 1
+		if m[1] != "" {
+			n, _ = strconv.Atoi(m[1])
+		}
+		if m[2] != "" {
+			n, _ = strconv.Atoi(m[2])
+		}
+		total += n
+	}
+	return total
+}
 
 // SpelledRequests reads back the request counts a spelled text holds, in order (a verdict of
 // several informers, "A: … (3 req); B: … (4 req)", holds several): of a range, its upper end.

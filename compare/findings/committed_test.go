@@ -60,11 +60,15 @@ func TestCommittedFaults(t *testing.T) {
 			want = append(want, &r.Cells[i])
 		}
 	}
-	if got := cellsOf(never); len(want) != 34 || !slices.Equal(got, want) {
+	got := cellsOf(never)
+	byKey := func(a, b *matrix.Cell) int { return strings.Compare(a.Key(), b.Key()) }
+	slices.SortFunc(got, byKey)
+	slices.SortFunc(want, byKey)
+	if len(want) != 102 || !slices.Equal(got, want) {
 		t.Errorf("want the %d cells that say not synced, got %d", len(want), len(got))
 	}
-	if who := never.Who(); !strings.HasPrefix(who, "34 setups (15 at client-go's default gate) in 34 cells;") {
-		t.Errorf("want 34 setups, 15 at the default gate, got %q", who)
+	if who := never.Who(); !strings.HasPrefix(who, "102 setups (45 at client-go's default gate) in 102 cells;") {
+		t.Errorf("want 102 setups (34 per server), 45 at the default gate, got %q", who)
 	}
 	if fs[0].Symptom != matrix.NeverSyncs {
 		t.Errorf("want never syncs ranked first, got %s", fs[0].Symptom)
@@ -74,11 +78,11 @@ func TestCommittedFaults(t *testing.T) {
 			t.Errorf("want only the cut stream in a hot loop, got %+v", h.Setup)
 		}
 	}
-	if gateOff := never.Fixes[0]; !strings.Contains(gateOff.Text, "KUBE_FEATURE_WatchListClient=false") || len(gateOff.Works) != 34 {
-		t.Errorf("want the gate off shown to work for the 34 setups, got %+v", gateOff)
+	if gateOff := never.Fixes[0]; !strings.Contains(gateOff.Text, "KUBE_FEATURE_WatchListClient=false") || len(gateOff.Works) != 102 {
+		t.Errorf("want the gate off shown to work for the 102 setups, got %d", len(gateOff.Works))
 	}
-	if hangs := finding(fs, matrix.ListHangs); hangs == nil || len(hangs.Hits) != 9 {
-		t.Errorf("want the 9 typed List() calls that got no answer, got %+v", hangs)
+	if hangs := finding(fs, matrix.ListHangs); hangs == nil || len(hangs.Hits) != 27 {
+		t.Errorf("want the 27 typed List() calls (9 per server) that got no answer, got %+v", hangs)
 	}
 }
 
@@ -87,8 +91,8 @@ func TestCommittedFaults(t *testing.T) {
 func TestCommittedKinds(t *testing.T) {
 	fs := Derive(committed(t, "kinds"))
 	never := finding(fs, matrix.NeverSyncs)
-	if never == nil || len(never.Hits) != 24 || len(never.Setups()) != 12 {
-		t.Fatalf("want 12 setups never synced in 24 cells (startup, steady), got %+v", never)
+	if never == nil || len(never.Hits) != 48 || len(never.Setups()) != 24 {
+		t.Fatalf("want 24 setups (12 per server) never synced in 48 cells (startup, steady), got %s", never.Who())
 	}
 	texts := map[string]FixOf{}
 	for _, f := range never.Fixes {
@@ -105,16 +109,16 @@ func TestCommittedKinds(t *testing.T) {
 			cr = f
 		}
 	}
-	if len(optOut.Works) != 3 || len(optOut.Fails) != 4 || record.Minor(optOut.Works[0].ClientGo) != 35 {
-		t.Errorf("want the opt-out to work for v0.35-v0.37 (3) and not for v0.31-v0.34 (4), got %+v", optOut)
+	if len(optOut.Works) != 6 || len(optOut.Fails) != 8 || record.Minor(optOut.Works[0].ClientGo) != 35 {
+		t.Errorf("want the opt-out to work for v0.35-v0.37 (3 per server) and not for v0.31-v0.34 (4 per server), got %d and %d", len(optOut.Works), len(optOut.Fails))
 	}
-	if len(newer.Works) != 4 || len(cr.Works) != 1 {
-		t.Errorf("want v0.35 for the 4 opt-outs before it and controller-runtime v0.20 for the 1, got %+v and %+v", newer, cr)
+	if len(newer.Works) != 8 || len(cr.Works) != 2 {
+		t.Errorf("want v0.35 for the 4 opt-outs before it and controller-runtime v0.20 for the 1, on each server, got %d and %d", len(newer.Works), len(cr.Works))
 	}
 }
 
 // make matrix's grid: every cell agrees with its gates, yet the fallbacks cost requests: the
-// startup and expired cells of the servers whose WatchList gate is off.
+// startup, expired and restart-gap cells of the servers whose WatchList gate is off.
 func TestCommittedMatrix(t *testing.T) {
 	fs := Derive(committed(t, "matrix"))
 	extra := finding(fs, matrix.ExtraRequests)
@@ -122,15 +126,15 @@ func TestCommittedMatrix(t *testing.T) {
 		t.Fatalf("want fallbacks and no hang, got %d findings", len(fs))
 	}
 	for _, h := range extra.Hits {
-		if h.Setup.ServerStreams || h.Setup.Gate != "on" || (h.Cell.Scenario != record.ScenarioStartup && h.Cell.Scenario != record.ScenarioExpired) {
-			t.Errorf("want startup and expired on servers that refuse the stream, got %s", h.Cell.Key())
+		if h.Setup.ServerStreams || h.Setup.Gate != "on" || !slices.Contains([]string{record.ScenarioStartup, record.ScenarioExpired, record.ScenarioRestartGap}, h.Cell.Scenario) {
+			t.Errorf("want startup, expired and restart-gap on servers that refuse the stream, got %s", h.Cell.Key())
 		}
 		if h.Cell.Scenario == record.ScenarioStartup && h.Cell.Expected != record.ShapeFallback {
 			t.Errorf("want the cells the gates expect to fall back, got %s expecting %s", h.Cell.Key(), h.Cell.Expected)
 		}
 	}
-	if len(extra.Hits) != 42 || len(extra.Setups()) != 21 || extra.Defaults() != 9 {
-		t.Errorf("want 21 setups (9 at the default gate) in 42 cells, got %s", extra.Who())
+	if len(extra.Hits) != 63 || len(extra.Setups()) != 21 || extra.Defaults() != 9 {
+		t.Errorf("want 21 setups (9 at the default gate) in 63 cells, got %s", extra.Who())
 	}
 }
 

@@ -240,8 +240,11 @@ func extraRequests(r *Result, c *Cell) (string, bool) {
 	if _, never := neverSyncs(r, c); never || off == nil || !strings.Contains(informers, record.TokenStream) {
 		return "", false
 	}
+	// The watches that failed while a server was down (restart, restart-gap) are as many with
+	// either gate, give or take a retry: counting them would make the fallback come and go.
 	offInformers, _, _ := off.parts()
-	return moreRequests(requests(informers), requests(offInformers))
+	return moreRequests(requests(informers)-analysis.SpelledFailedWatches(informers),
+		requests(offInformers)-analysis.SpelledFailedWatches(offInformers))
 }
 
 // listHangs: a cell whose direct List() had not returned when the lab stopped.

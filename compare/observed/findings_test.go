@@ -14,12 +14,12 @@ import (
 // a plain LIST→WATCH (no finding).
 func TestObservedFindings(t *testing.T) {
 	hang := newLog().client("ctl", "ctl/v0.35").get("ctl", cms, stream, 200).
-		event("ctl", "configmaps", record.EventAdded, "100").wait(30 * time.Second).event("ctl", "configmaps", record.EventAdded, "100")
+		event("ctl", "configmaps", record.EventAdded, "100").wait(30*time.Second).event("ctl", "configmaps", record.EventAdded, "100")
 	loop := newLog().client("ctl", "ctl/v0.35")
 	for range 120 { // 120 streams cut before their end bookmark, 11 a second
 		loop.get("ctl", cms, stream, 200).event("ctl", "configmaps", record.EventAdded, "100").wait(89 * time.Millisecond)
 	}
-	short := newLog().client("ctl", "ctl/v0.35").get("ctl", cms, stream, 200).wait(2 * time.Second).
+	short := newLog().client("ctl", "ctl/v0.35").get("ctl", cms, stream, 200).wait(2*time.Second).
 		event("ctl", "configmaps", record.EventAdded, "100")
 	fallback := newLog().client("ctl", "ctl/v0.35").get("ctl", cms, stream, 400).
 		get("ctl", cms, listOpts, 200).list("ctl", "configmaps", "100", 1, nil).get("ctl", cms, watchFrom("100"), 200)

@@ -205,7 +205,7 @@ func observeRun(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane
 		t.Fatal(err)
 	}
 	defer lp.Stop(10 * time.Second)
-	waitFor(t, "informers A and B synced", time.Minute, func() bool {
+	waitFor(t, "informers A and B synced", 3*time.Minute, func() bool {
 		if why := lp.Exited(); why != "" {
 			t.Fatal(why)
 		}

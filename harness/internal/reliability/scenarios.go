@@ -19,7 +19,13 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-const runTimeout = 3 * time.Minute
+// Under make test every module tests at once on two cores, and CI saw an
+// envtest boot take more than a minute there; these bound a hang, they do not
+// measure speed, so they leave room for a loaded machine.
+const (
+	runTimeout = 5 * time.Minute // a whole harness or lab run
+	bootWait   = 4 * time.Minute // until a started process prints its marker
+)
 
 // Scenarios returns the suite, in the order it runs.
 func Scenarios() []Scenario {
@@ -76,7 +82,7 @@ func faultScenarios() []Scenario {
 			}},
 		{"the harness itself is SIGKILLed", groupFault, "its labs die with it (parent-death signal), its reaper kills etcd and kube-apiserver at once",
 			func(ctx context.Context, e *Env) (string, error) {
-				p, seen, err := startUntil(e.Harness, "writing", time.Minute, "-out", e.Out, "-labs", twoLabs, "-interval", "1s")
+				p, seen, err := startUntil(e.Harness, "writing", bootWait, "-out", e.Out, "-labs", twoLabs, "-interval", "1s")
 				if err != nil {
 					return "", err
 				}
@@ -107,7 +113,7 @@ func faultScenarios() []Scenario {
 		{"a lab running alone is SIGKILLed", groupFault, "its reaper stops the envtest it booted",
 			func(ctx context.Context, e *Env) (string, error) {
 				// "[SETUP] server" comes once its envtest is up and handed to the reaper.
-				p, _, err := startUntil(e.Labs["client-v031"], "stdout:[SETUP] server", time.Minute, "-interval", "1s")
+				p, _, err := startUntil(e.Labs["client-v031"], "stdout:[SETUP] server", bootWait, "-interval", "1s")
 				if err != nil {
 					return "", err
 				}
@@ -117,14 +123,14 @@ func faultScenarios() []Scenario {
 			}},
 		{"a lab running alone is SIGKILLed while its kube-apiserver boots", groupFault, "its reaper stops the etcd and kube-apiserver it started, although neither had been handed over by envtest yet",
 			func(ctx context.Context, e *Env) (string, error) {
-				p, seen, err := startUntil(e.Labs["client-v031"], "booting etcd + kube-apiserver", time.Minute, "-interval", "1s")
+				p, seen, err := startUntil(e.Labs["client-v031"], "booting etcd + kube-apiserver", bootWait, "-interval", "1s")
 				if err != nil {
 					return "", err
 				}
 				// envtest starts kube-apiserver (the server, not its `-h` that envtest reads the
 				// flags from) once etcd is healthy, and waits seconds for it to be healthy too: kill the lab half a second into that wait. (The control plane looks for its
 				// children every 100 ms; a SIGKILL in the first 100 ms of a process escapes it.)
-				booting, err := childRunning(p.PID(), "/kube-apiserver", "--etcd-servers=", time.Minute)
+				booting, err := childRunning(p.PID(), "/kube-apiserver", "--etcd-servers=", bootWait)
 				if err != nil {
 					p.Signal(syscall.SIGKILL)
 					<-p.Done()
@@ -234,7 +240,7 @@ func securityScenarios() []Scenario {
 			}},
 		{"the kubeconfig the harness writes", "security", "mode 0600, outside the run directory, deleted at the end",
 			func(ctx context.Context, e *Env) (string, error) {
-				p, _, err := startUntil(e.Harness, "labs synced (", time.Minute, "-out", e.Out, "-labs", twoLabs, "-interval", "500ms")
+				p, _, err := startUntil(e.Harness, "labs synced (", bootWait, "-out", e.Out, "-labs", twoLabs, "-interval", "500ms")
 				if err != nil {
 					return "", err
 				}
