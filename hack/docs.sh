@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates every generated page from real runs (make docs): docs/matrix.md on every server and
-# default scenario, docs/faults.md and docs/kinds.md on their servers (harness/internal/matrixrun:
-# FaultsDocsServers, KindsDocsServers), then docs/findings.md and each page's Findings from them.
+# default scenario, docs/faults.md, docs/kinds.md and docs/servers.md on their servers
+# (harness/internal/matrixrun: FaultsDocsServers, KindsDocsServers, VariantsDocsServers), then
+# docs/findings.md and each page's Findings from them.
 # Resumable: a page whose run ended is not run again for the same commit; an interrupted run
 # starts that page over. docs/bench.md (make bench) and docs/reliability.md (make reliability)
 # are their own commands.
@@ -31,6 +32,7 @@ page() {
 page matrix
 page faults SCENARIOS=faults
 page kinds KINDS=all
+page servers SERVERS=variants
 echo "== docs/findings.md and each page's Findings"
 (cd compare && GOWORK=off go run . -findings ../docs)
 echo "== make docs: $(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s"

@@ -226,11 +226,24 @@ const (
 // A server's settings: what follows its version on make matrix's command line
 // ("1.34.4:WatchList=true,watch-cache=false") and, the same, its SETUP server record's Detail.
 // They are kube-apiserver feature gates (Name=bool, a capital first) and the kube-apiserver
-// flags ServerFlags names (name=value), comma-separated.
-//
-// ServerFlags: watch-cache=false serves every read and watch from etcd: no Cacher, so a
-// streaming list is answered by the etcd storage's watch instead.
-var ServerFlags = []string{"watch-cache"}
+// flags of ServerFlags (name=value), comma-separated.
+
+// ServerFlag is a kube-apiserver flag a server's settings may set, and what setting it changes.
+type ServerFlag struct{ Name, Doc string }
+
+// ServerFlags are the flags a server's settings may set.
+var ServerFlags = []ServerFlag{
+	{"watch-cache", "`watch-cache=false`: kube-apiserver without its watch cache (the Cacher): every list and watch is served by the etcd storage, and a streaming list is a consistent read from etcd followed by the end bookmark."},
+}
+
+// ServerFlagOf is the flag of ServerFlags with that name, false when there is none.
+func ServerFlagOf(name string) (ServerFlag, bool) {
+	i := slices.IndexFunc(ServerFlags, func(f ServerFlag) bool { return f.Name == name })
+	if i < 0 {
+		return ServerFlag{}, false
+	}
+	return ServerFlags[i], true
+}
 
 // SplitServerSettings returns settings' feature gates and flags, each comma-separated; an error
 // names an item that is neither, or a flag ServerFlags does not hold.
@@ -251,10 +264,15 @@ func SplitServerSettings(settings string) (gates, flags string, err error) {
 			return "", "", fmt.Errorf("%q: want Gate=bool or flag=value", item)
 		case key[0] >= 'A' && key[0] <= 'Z':
 			gates = join(gates, item)
-		case slices.Contains(ServerFlags, key):
-			flags = join(flags, item)
 		default:
-			return "", "", fmt.Errorf("%q: not a feature gate (those start with a capital) nor a kube-apiserver flag a server may set (%s)", item, strings.Join(ServerFlags, ", "))
+			if _, ok := ServerFlagOf(key); !ok {
+				var names []string
+				for _, f := range ServerFlags {
+					names = append(names, f.Name)
+				}
+				return "", "", fmt.Errorf("%q: not a feature gate (those start with a capital) nor a kube-apiserver flag a server may set (%s)", item, strings.Join(names, ", "))
+			}
+			flags = join(flags, item)
 		}
 	}
 	return gates, flags, nil

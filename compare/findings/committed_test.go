@@ -200,3 +200,29 @@ func TestDocsAreCurrent(t *testing.T) {
 		t.Errorf("want docs/ as the results give it, got %v changed (%v): run %s", changed, err, Command)
 	}
 }
+
+// docs/servers.md's servers run without the watch cache: a 410 comes only from etcd's
+// compaction (expired), never from a restart (restart-gap: the resumed watch reads etcd's
+// history), and every startup handshake is the one the gates imply, as with the cache.
+func TestCommittedServers(t *testing.T) {
+	src := committed(t, matrix.PageVariants)
+	if len(src.Grids) != 1 {
+		t.Fatalf("want docs/servers.md's results, got %d grids", len(src.Grids))
+	}
+	r := src.Grids[0].Result
+	counts := map[string]int{}
+	for _, c := range r.Cells {
+		counts[c.Scenario]++
+		switch has410 := strings.Contains(c.Verdict, "410"); {
+		case c.Scenario == record.ScenarioRestartGap && has410:
+			t.Errorf("want no 410 after a restart without the watch cache, got %s: %s", c.Key(), c.Verdict)
+		case c.Scenario == record.ScenarioExpired && !has410:
+			t.Errorf("want a 410 from etcd's compaction, got %s: %s", c.Key(), c.Verdict)
+		case c.Scenario == record.ScenarioStartup && !c.Agrees:
+			t.Errorf("want the handshake the gates imply, got %s: %s", c.Key(), c.Verdict)
+		}
+	}
+	if counts[record.ScenarioRestartGap] != 42 || counts[record.ScenarioExpired] != 42 {
+		t.Errorf("want 42 cells (14 clients × 3 servers) of restart-gap and of expired, got %v", counts)
+	}
+}

@@ -18,18 +18,20 @@ import (
 
 // Grid is one committed grid of make matrix: its name, its page and its result.
 type Grid struct {
-	Name   string // "matrix", "faults", "kinds"
+	Name   string // one of matrix.Pages
 	Page   string // its Markdown page, relative to the docs directory
 	Result *matrix.Result
 }
 
 // gridFiles are the grids make matrix publishes (harness/internal/matrixrun, -docs): each page,
 // and its result beside the cell logs the page links to.
-var gridFiles = []struct{ name, page, result string }{
-	{"matrix", "matrix.md", "matrix/matrix.json"},
-	{"faults", "faults.md", "faults/faults.json"},
-	{"kinds", "kinds.md", "kinds/kinds.json"},
-}
+var gridFiles = func() []struct{ name, page, result string } {
+	var out []struct{ name, page, result string }
+	for _, p := range matrix.Pages {
+		out = append(out, struct{ name, page, result string }{p, p + ".md", p + "/" + p + ".json"})
+	}
+	return out
+}()
 
 // Sources are the results findings are derived from.
 type Sources struct {

@@ -206,6 +206,8 @@ func (r *Result) Markdown(w io.Writer) error {
 		title += ": informer kinds"
 	case r.faultsOnly():
 		title = "informer-lab faults: servers that do not play along"
+	case r.variantsOnly():
+		title = "informer-lab servers: real servers that are not one plain kube-apiserver"
 	}
 	ew.printf("# %s\n\n%s\n\n", title, facts)
 	if r.Command != "" {
@@ -213,9 +215,16 @@ func (r *Result) Markdown(w io.Writer) error {
 	}
 	ew.printf("%s\n\n", versions)
 	if len(r.Kinds) == 0 {
-		ew.printf("Rows: a lab module with its WatchListClient gate (\"default\": client-go's own default). Columns: kube-apiserver version and feature gates. Each cell links to its normalized log.\n")
+		columns := "kube-apiserver version and feature gates"
+		if r.variantsOnly() {
+			columns = "kube-apiserver version and the flag it runs with"
+		}
+		ew.printf("Rows: a lab module with its WatchListClient gate (\"default\": client-go's own default). Columns: %s. Each cell links to its normalized log.\n", columns)
 		if r.faultsOnly() {
 			ew.printf("\n%s\n", record.ScenarioOf(r.Scenarios[0]).Shows)
+		}
+		for _, doc := range r.flagDocs() {
+			ew.printf("\n%s\n", doc)
 		}
 	} else {
 		ew.printf("%s\n\n", kindsIntro)
@@ -668,4 +677,19 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+// flagDocs say what each kube-apiserver flag the grid's servers run with changes, once each.
+func (r *Result) flagDocs() []string {
+	var out []string
+	for _, sv := range r.Servers {
+		_, flags, _ := record.SplitServerSettings(sv.FeatureGates)
+		for _, item := range strings.Split(flags, ",") {
+			name, _, _ := strings.Cut(item, "=")
+			if f, ok := record.ServerFlagOf(name); ok && !slices.Contains(out, f.Doc) {
+				out = append(out, f.Doc)
+			}
+		}
+	}
+	return out
 }

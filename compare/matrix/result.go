@@ -63,7 +63,7 @@ type Client struct {
 type Server struct {
 	Name         string `json:"name"`                   // e.g. "1.32.13 WatchList=false"
 	Version      string `json:"version"`                // as the harness recorded it, e.g. "v1.32.13"
-	FeatureGates string `json:"featureGates,omitempty"` // its --feature-gates, "" for the defaults
+	FeatureGates string `json:"featureGates,omitempty"` // its settings: feature gates and flags (record.SplitServerSettings), "" for the defaults
 }
 
 // Cell is what one client did in one scenario on one server.

@@ -1,6 +1,7 @@
 package doccheck
 
 import (
+	"informer-lab/compare/matrix"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,8 +9,8 @@ import (
 	"testing"
 )
 
-// HOW-IT-WORKS.md's matrix section (and the fault and kind sections after it) quotes lines of the
-// committed docs/matrix, docs/faults and docs/kinds cell logs, each block followed by a link to the log it
+// HOW-IT-WORKS.md's matrix section (and the sections after it) quotes lines of the committed
+// cell logs of every page of make matrix (matrix.Pages), each block followed by a link to the log it
 // comes from. make matrix regenerates those logs (rvs and times move): every quoted line must
 // still begin a line of the log its block links to (the quotes may cut a line's end, e.g. the
 // Accept part).
@@ -23,7 +24,7 @@ func TestMatrixQuotesAreInTheirLogs(t *testing.T) {
 	if start < 0 {
 		t.Fatal(`HOW-IT-WORKS.md has no "## The matrix" section`)
 	}
-	link := regexp.MustCompile(`\((docs/(?:matrix|faults|kinds)/[^)]+\.cell\.log)\)`)
+	link := regexp.MustCompile(`\((docs/(?:` + strings.Join(matrix.Pages, "|") + `)/[^)]+\.cell\.log)\)`)
 	parts := strings.Split(text[start:], "```")
 	blocks := 0
 	for i := 1; i+1 < len(parts); i += 2 {

@@ -57,6 +57,9 @@ func TestKindsDocs(t *testing.T) {
 		{[]string{"--kinds", "cbor"}, false, "", "", "make matrix KINDS=cbor"},
 		{[]string{"--kinds", "cbor", "--docs", "--sync-wait", "10s"}, true, "", "", `make matrix KINDS=cbor ARGS="-docs=true -sync-wait 10s"`},
 		{nil, true, "", "", "make matrix"}, // the full grid, docs/matrix.md, as before
+		// SERVERS=variants alone is docs/servers.md; a part of it is the run's own.
+		{[]string{"--servers", "variants"}, true, VariantsDocsServers, "", "make matrix SERVERS=variants"},
+		{[]string{"--servers", "variants", "--clients", "client-v031"}, false, VariantsDocsServers, "", "make matrix CLIENTS=client-v031 SERVERS=variants"},
 		// A grid with the user's cluster is never docs/, and has no envtest server unless asked.
 		{[]string{"--kubeconfig", "/k"}, false, "", "", "make matrix KUBECONFIG=/k"},
 		{[]string{"--kinds", "all", "--kubeconfig", "/k", "--context", "c"}, false, "", "", "make matrix KINDS=all KUBECONFIG=/k CONTEXT=c"},

@@ -52,6 +52,14 @@ var FaultScenarios = func() []string {
 	return names
 }()
 
+// VariantsAlias names docs/servers.md's columns at once: `make matrix SERVERS=variants`.
+const VariantsAlias = "variants"
+
+// VariantsDocsServers are docs/servers.md's columns, real servers that are not one plain
+// kube-apiserver: without the watch cache on the oldest server with WatchList on by default, the
+// first behind client-go v0.35's default, and the newest.
+const VariantsDocsServers = "1.32.13:watch-cache=false,1.34.4:watch-cache=false,1.37.2:watch-cache=false"
+
 // KindsAliases name every informer kind of record.Kinds at once: `make matrix KINDS=all`.
 var KindsAliases = []string{"all", "kinds"}
 
@@ -99,13 +107,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := cli.NewFlags("matrix", "go.work and the client-v* modules", stderr)
 	fs.StringVar(&o.clients, "clients", "", "comma-separated client cells (client-v031-on) or modules (client-v031: both gates); default: every client-v* module, gate off and on")
-	fs.StringVar(&o.servers, "servers", "", "comma-separated server versions, a version may carry kube-apiserver feature gates after a colon; default: "+strings.Join(Servers, ",")+" (none with --kubeconfig)")
+	fs.StringVar(&o.servers, "servers", "", "comma-separated server versions, a version may carry settings after a colon (kube-apiserver feature gates, or flags: 1.37.2:watch-cache=false); default: "+strings.Join(Servers, ",")+" (none with --kubeconfig); \""+VariantsAlias+"\" for "+VariantsDocsServers)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "a column for this cluster too (make matrix KUBECONFIG=path): every run works in one namespace the matrix creates, once the user is known to have every permission it needs, and deletes; scenarios that need the server's processes are n/a there")
 	fs.StringVar(&o.kubeContext, "context", "", "with --kubeconfig: the kubeconfig's context to use (default: its current-context)")
 	fs.StringVar(&o.scenarios, "scenarios", "", "comma-separated scenarios; default: "+strings.Join(app.Scenarios, ",")+`; fault:NAME[=N] for a server that does not play along, "faults" for all of `+strings.Join(FaultScenarios, ","))
 	fs.StringVar(&o.kinds, "kinds", "", "comma-separated informer kinds, one run per server, scenario and kind: "+strings.Join(record.Kinds, ", ")+`; "all" for every one; default: `+record.KindTypedConfigMaps+" only (no kind axis)")
 	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, `fault scenarios and informer kinds other than `+record.KindTypedConfigMaps+`: how long the informers may take to sync before a cell says "not synced after" this`)
-	fs.BoolVar(&o.docs, "docs", false, "also write docs/matrix.md (a grid with a kind axis: docs/kinds.md; of faults only: docs/faults.md) and the cells' logs beside it (the full grid, -kinds all and -scenarios faults do this by default)")
+	fs.BoolVar(&o.docs, "docs", false, "also write docs/matrix.md (a grid with a kind axis: docs/kinds.md; of faults only: docs/faults.md; of servers with flags only: docs/servers.md) and the cells' logs beside it (the full grid, -kinds all, -scenarios faults and -servers variants do this by default)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scripts (same seed, same writes)")
 	fs.DurationVar(&o.interval, "interval", 200*time.Millisecond, "time between writes")
 	fs.DurationVar(&o.watchTimeout, "watch-timeout", 3*time.Second, strings.Join(app.Proxied(), " and ")+": how long each watch lasts once established (a streaming list: once its initial events have ended), before the proxy between labs and server ends it")
@@ -114,6 +122,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	o.command = command(fs.FlagSet)
+	variants := o.servers == VariantsAlias
+	if variants {
+		o.servers = VariantsDocsServers
+	}
 	switch {
 	case o.kubeContext != "" && o.kubeconfig == "":
 		return o, fmt.Errorf("--context %s goes with --kubeconfig", o.kubeContext)
@@ -130,6 +142,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		// another kind axis than docs/kinds.md's: written beside the run only, unless -docs
 	case o.clients == "" && o.servers == "" && o.scenarios == "":
 		o.docs = true // the whole grid is what docs/matrix.md shows
+	case variants && o.clients == "" && o.scenarios == "":
+		o.docs = true // every server variant: docs/servers.md
 	case o.clients == "" && (o.servers == "" || o.servers == FaultsDocsServers) && o.scenarios == FaultsAlias:
 		o.servers = FaultsDocsServers // every fault: docs/faults.md
 		o.docs = true

@@ -5,15 +5,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"informer-lab/compare/matrix"
-	"informer-lab/record"
 )
 
 // write shows the grid on the terminal and writes matrix.md and matrix.json into the run
-// directory; with -docs (the full grid, every fault, every kind) also docs/matrix.md (faults.md,
-// kinds.md) and the cells' logs it links to.
+// directory; with -docs also its page (res.Page(): docs/matrix.md, faults.md, kinds.md or
+// servers.md) and the cells' logs it links to.
 func write(res *matrix.Result, dir string, o options, stdout io.Writer, say func(string, ...any)) error {
 	res.Terminal(stdout, isTerminal(stdout))
 	if err := res.Save(filepath.Join(dir, "matrix.json")); err != nil {
@@ -27,16 +25,9 @@ func write(res *matrix.Result, dir string, o options, stdout io.Writer, say func
 	if !o.docs {
 		return nil
 	}
-	// docs/matrix.md links each cell to its log under docs/matrix/, copied from this run; a grid
-	// of faults only is docs/faults.md, its logs under docs/faults/; a grid with a kind axis is
-	// docs/kinds.md, its logs under docs/kinds/.
-	name := "matrix"
-	switch {
-	case len(res.Kinds) > 0:
-		name = "kinds"
-	case !slices.ContainsFunc(res.Scenarios, func(sc string) bool { return record.ScenarioOf(sc).Check != record.CheckFault }):
-		name = "faults"
-	}
+	// docs/matrix.md links each cell to its log under docs/matrix/, copied from this run; the
+	// other pages alike (matrix.Pages).
+	name := res.Page()
 	docs := filepath.Join(o.root, "docs")
 	logs := filepath.Join(docs, name)
 	if err := os.RemoveAll(logs); err != nil {
