@@ -70,7 +70,7 @@ func (r *Report) writeHeader(w io.Writer) bool {
 	}
 	say := sayer(w)
 	fmt.Fprintf(w, "informer-lab compare: %s\n", r.Dir)
-	say("server: %s (feature gates: %s)", r.Server, gates)
+	say("server: %s (settings: %s)", r.Server, gates)
 	if r.Scenario != "" {
 		say("scenario: %s (%s)", r.Scenario, r.ScenarioDoc)
 	}

@@ -173,7 +173,7 @@ window.onerror = function (msg) {
 </head>
 <body>
 <h1>informer-lab compare</h1>
-<p class="meta">run {{.Rep.Dir}} · server {{.Rep.Server}} (feature gates: {{.Gates}}) · {{with .Rep.Kind}}informer kind {{.}} · {{end}}{{len .Rep.Writes}} harness writes</p>
+<p class="meta">run {{.Rep.Dir}} · server {{.Rep.Server}} (settings: {{.Gates}}) · {{with .Rep.Kind}}informer kind {{.}} · {{end}}{{len .Rep.Writes}} harness writes</p>
 <p class="verdict {{if .Holds}}holds{{else}}fails{{end}}">VERDICT: {{if .Holds}}holds{{else}}fails ({{len .Rep.Failures}}){{end}}</p>
 <p class="conclusion">{{.Conclusion}}</p>
 {{with .Rep.Failures}}<ul class="failures">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
