@@ -128,13 +128,7 @@ var observedTmpl = template.Must(template.New("observed").Funcs(template.FuncMap
 <h1>informer-lab observe</h1>
 <p class="meta">log {{.Path}} · {{len .Clients}} clients · {{.Records}} records</p>
 <p class="conclusion">{{.Inferred}}</p>
-{{with .Table.Rows}}<table class="verdict-table">
-<thead><tr>{{range $.Table.Columns}}<th>{{title .}}</th>{{end}}</tr></thead>
-<tbody>{{range .}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th>{{$c.Text}}</th>{{else}}<td>{{$c.Text}}{{with $c.Mark}}<sup>{{.}}</sup>{{end}}</td>{{end}}{{end}}</tr>
-{{end}}</tbody>
-</table>{{end}}
-{{with .Table.Notes}}<ul class="notes">{{range .}}<li><sup>[{{.Number}}]</sup> <span class="who">{{.Who}}:</span> {{.Text}}</li>{{end}}</ul>{{end}}
-<p class="note">{{.Bytes}}</p>
+` + verdictTable + `<p class="note">{{.Bytes}}</p>
 <p class="note">{{.Relation}}</p>
 {{range .Rep.Setup}}<p class="note">also in the log: {{.}}</p>{{end}}
 

@@ -17,6 +17,7 @@ import (
 	"informer-lab/envtestbin"
 	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/cluster"
+	"informer-lab/harness/internal/rundir"
 	"informer-lab/harness/internal/servers"
 	"informer-lab/lab/controlplane"
 	"informer-lab/record"
@@ -61,6 +62,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rep.consequences(filepath.Join(o.root, "docs", "faults", "faults.json"))
 	rep.WriteText(stdout)
+	page, err := writePage(rep, o.out)
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", record.OneLine(err))
+		return 3
+	}
+	fmt.Fprintf(stdout, "report: %s\n", page)
 	if o.jsonOut != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(o.jsonOut, append(b, '\n'), 0o644); err != nil {
@@ -69,6 +76,24 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// writePage writes the grades as report.html into a run directory of their own under out.
+func writePage(rep *Report, out string) (string, error) {
+	dir, err := rundir.New(out, "probe-", time.Now())
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "report.html")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if err := rep.WritePage(f); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {

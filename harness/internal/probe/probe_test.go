@@ -26,7 +26,7 @@ func run(t *testing.T, kubeconfig []byte, args ...string) (int, string, string, 
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), append([]string{"-root", "../../..", "-kubeconfig", kc, "-json", js, "-timeout", "3s"}, args...), &stdout, &stderr)
+	code := Run(context.Background(), append([]string{"-root", "../../..", "-out", dir, "-kubeconfig", kc, "-json", js, "-timeout", "3s"}, args...), &stdout, &stderr)
 	var rep Report
 	if b, err := os.ReadFile(js); err == nil {
 		if err := json.Unmarshal(b, &rep); err != nil {
@@ -60,6 +60,16 @@ func TestProbe(t *testing.T) {
 		}
 		if !strings.Contains(stderr, "deleted namespace "+rep.Namespace) {
 			t.Errorf("the probe's namespace %s was not deleted: %s", rep.Namespace, stderr)
+		}
+		// report.html: the same grades, one row per resource.
+		_, path, _ := strings.Cut(out, "\nreport: ")
+		page, err := os.ReadFile(strings.TrimSpace(path))
+		if err != nil {
+			t.Fatalf("report.html: %v (stdout ends %q)", err, path)
+		}
+		rows := strings.Count(string(page), "<tr><th>") - 1 // the head is a row too
+		if rows != len(rep.Grades) || !strings.Contains(string(page), "<th>configmaps</th><td>namespace</td><td>streams</td>") {
+			t.Errorf("report.html: %d rows, want one per grade (%d), configmaps streaming among them", rows, len(rep.Grades))
 		}
 	})
 

@@ -3,12 +3,14 @@ package probe
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"informer-lab/compare/analysis"
 	"informer-lab/compare/matrix"
+	"informer-lab/compare/report"
 	"informer-lab/record"
 )
 
@@ -55,12 +57,36 @@ func (r *Report) consequences(file string) {
 // WriteText writes the grades as a table no wider than analysis.TermWidth, then what the fault
 // grid shows for each pattern graded, then what was skipped.
 func (r *Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "informer-lab probe: kube-apiserver %s; namespaced resources in %s\n", r.Server, r.Namespace)
-	fmt.Fprintf(w, "each resource asked for a streaming list, client-go v0.35+'s initial sync (watch, sendInitialEvents=true,\nresourceVersionMatch=NotOlderThan, allowWatchBookmarks=true)\n\n")
-	count := map[Verdict]int{}
+	fmt.Fprintf(w, "informer-lab probe: %s\n", r.meta())
+	fmt.Fprintf(w, "%s\n\n", strings.Join(analysis.Wrap(asked, analysis.TermWidth, ""), "\n"))
+	for _, line := range r.Table().Lines(analysis.TermWidth) {
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "\n%s\n", r.summary())
+	for _, l := range r.notes() {
+		say(w, l)
+	}
+}
+
+// WritePage writes the grades as an HTML page (report.html): the same table, its footnotes and
+// notes.
+func (r *Report) WritePage(w io.Writer) error {
+	return report.WriteTablePage(w, report.TablePage{Title: "informer-lab probe", Meta: r.meta() + "; " + asked,
+		Summary: r.summary(), Table: r.Table(), Lines: r.notes()})
+}
+
+// asked is the request the probe sends every resource.
+const asked = "each resource asked for a streaming list, client-go v0.35+'s initial sync (watch, sendInitialEvents=true, resourceVersionMatch=NotOlderThan, allowWatchBookmarks=true)"
+
+func (r *Report) meta() string {
+	return fmt.Sprintf("kube-apiserver %s; namespaced resources in %s", r.Server, r.Namespace)
+}
+
+// Table is a row per resource graded; the answer of one that does not stream is a footnote, in
+// full: it is the finding.
+func (r *Report) Table() analysis.Verdict {
 	v := analysis.Verdict{Columns: []string{"resource", "scope", "grade", "pattern", "took", "read", "answer"}}
 	for _, g := range r.Grades {
-		count[g.Verdict]++
 		scope := "cluster"
 		if g.Namespaced {
 			scope = "namespace"
@@ -70,32 +96,37 @@ func (r *Report) WriteText(w io.Writer) {
 		for i, t := range row {
 			cells[i].Text = t
 		}
-		if g.Verdict != Streams { // what came back, in full, as a footnote: it is the finding
+		if g.Verdict != Streams {
 			cells[len(cells)-1].Text = ""
 			cells[len(cells)-1].Notes = v.AddNote(g.Resource, g.Detail, nil)
 		}
 		v.Rows = append(v.Rows, cells)
 	}
-	for _, line := range v.Lines(analysis.TermWidth) {
-		fmt.Fprintln(w, line)
+	return v
+}
+
+// summary counts the grades.
+func (r *Report) summary() string {
+	count := map[Verdict]int{}
+	for _, g := range r.Grades {
+		count[g.Verdict]++
 	}
-	fmt.Fprintf(w, "\n%d resources: %d stream, %d refuse (client-go falls back), %d misbehave, %d unknown\n",
+	return fmt.Sprintf("%d resources: %d stream, %d refuse (client-go falls back), %d misbehave, %d unknown",
 		len(r.Grades), count[Streams], count[Refuses], count[Misbehaves], count[Unknown])
-	patterns := slices.Sorted(func(yield func(string) bool) {
-		for p := range r.Hits {
-			if !yield(p) {
-				return
-			}
-		}
-	})
-	for _, p := range patterns {
+}
+
+// notes are what the fault grid shows for each pattern graded, then what was skipped.
+func (r *Report) notes() []string {
+	var out []string
+	for _, p := range slices.Sorted(maps.Keys(r.Hits)) {
 		for _, line := range r.Hits[p] {
-			say(w, fmt.Sprintf("%s in docs/faults.md: %s", orDash(p), line))
+			out = append(out, fmt.Sprintf("%s in docs/faults.md: %s", orDash(p), line))
 		}
 	}
 	for _, s := range r.Skipped {
-		say(w, "skipped "+s)
+		out = append(out, "skipped "+s)
 	}
+	return out
 }
 
 func say(w io.Writer, s string) {
