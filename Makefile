@@ -3,7 +3,7 @@
 K8S_VERSION ?= 1.32.13
 ARGS ?=
 
-.PHONY: compare help docs matrix probe bench reliability observe test envtest kubectl clean
+.PHONY: compare help docs matrix probe bench reliability observe test envtest kubectl sample-apiservers clean
 
 # KUBECONFIG counts only when given on the make command line: an exported KUBECONFIG must not
 # point a run at someone's cluster unasked. With it, no envtest server is built.
@@ -38,11 +38,14 @@ observe: $(if $(ON_CLUSTER),,envtest) ## run CMD (any client: kubectl, a control
 	cd harness && GOWORK=off go build -o "$(CURDIR)/out/bin/observe" ./cmd/observe
 	"$(CURDIR)/out/bin/observe" $(CLUSTER_FLAGS) $(ARGS) -- $(CMD)
 
-test: envtest kubectl ## every module's tests, against a real envtest apiserver
+test: envtest kubectl sample-apiservers ## every module's tests, against a real envtest apiserver
 	hack/test.sh
 
 envtest: ## build kube-apiserver + etcd $(K8S_VERSION) from the Go module proxy (once; later runs reuse)
 	cd envtestbin && GOWORK=off go run ./cmd/provision -version $(K8S_VERSION)
+
+sample-apiservers: ## build the aggregated apiservers make probe and make test register (k8s.io/sample-apiserver 0.33.5 and 0.34.13) from the Go module proxy, once
+	cd envtestbin && GOWORK=off go run ./cmd/provision -sample-apiservers
 
 kubectl: envtest ## build kubectl $(K8S_VERSION) from the Go module proxy like kube-apiserver, into the same store entry (make observe's kubectl)
 	cd envtestbin && GOWORK=off go run ./cmd/provision -version $(K8S_VERSION) -kubectl

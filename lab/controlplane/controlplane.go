@@ -74,6 +74,10 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 	env := environment(dir, tmp, gates, flags)
+	if err := frontProxy(env.ControlPlane.GetAPIServer(), filepath.Join(tmp, certDir)); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
 	start := time.Now()
 	fmt.Fprintf(opts.Progress, "booting etcd + kube-apiserver %s (binaries: %s)\n", opts.Version, dir)
 	reaping := startReaping(map[string]string{env.ControlPlane.Etcd.Path: "etcd", env.ControlPlane.APIServer.Path: "kube-apiserver"})

@@ -7,7 +7,8 @@
 //	KUBECTL=$(GOWORK=off go run ./cmd/provision -print-kubectl)
 //
 // -print-kubectl implies -kubectl and prints kubectl's path on stdout; with
-// -print-dir as well, the directory comes first, one line each.
+// -print-dir as well, the directory comes first, one line each. -sample-apiservers provisions
+// the aggregated apiservers instead (k8s.io/sample-apiserver, envtestbin.SampleAPIServers).
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +31,7 @@ func main() {
 	noBuild := flag.Bool("no-build", false, "fail instead of building missing binaries")
 	withKubectl := flag.Bool("kubectl", false, "also provision kubectl")
 	printKubectl := flag.Bool("print-kubectl", false, "print kubectl's path on stdout (implies -kubectl)")
+	samples := flag.Bool("sample-apiservers", false, "provision only the aggregated apiservers the project runs: k8s.io/sample-apiserver "+strings.Join(envtestbin.SampleAPIServers, " and "))
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "provision: unexpected arguments %q\n", flag.Args())
@@ -49,6 +52,17 @@ func main() {
 		EtcdVersion: *etcdVersion,
 		Progress:    os.Stderr,
 		NoBuild:     *noBuild,
+	}
+	if *samples {
+		for _, v := range envtestbin.SampleAPIServers {
+			start := time.Now()
+			bin, err := envtestbin.SampleAPIServer(ctx, opts, v)
+			if err != nil {
+				fail(stop, err)
+			}
+			fmt.Fprintf(os.Stderr, "sample-apiserver %s: %s (%s)\n", v, bin, took(time.Since(start)))
+		}
+		return
 	}
 	start := time.Now()
 	dir, err := envtestbin.Lookup(ctx, opts)

@@ -37,9 +37,10 @@ var (
 // QuotableModules are the modules a quote may name. Each version quoted is downloaded once
 // into the module cache, so make test can check every quote.
 var QuotableModules = map[string]bool{
-	"k8s.io/client-go":    true,
-	"k8s.io/apiserver":    true,
-	"k8s.io/apimachinery": true,
+	"k8s.io/client-go":       true,
+	"k8s.io/apiserver":       true,
+	"k8s.io/apimachinery":    true,
+	"k8s.io/kube-aggregator": true,
 }
 
 // Quote is one source quote and where it stands.

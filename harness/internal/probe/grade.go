@@ -37,6 +37,9 @@ type Grade struct {
 	Objects int           `json:"objects"`
 	Took    time.Duration `json:"tookNanos"`
 	Bytes   int64         `json:"bytes"` // read from the connection until the grade was known
+	// APIService is the aggregated APIService that serves the resource, "" for kube-apiserver's
+	// own resources.
+	APIService string `json:"apiService,omitempty"`
 }
 
 // stream is what the probe saw of one streaming list.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"informer-lab/harness/internal/cluster"
 	"informer-lab/harness/internal/rundir"
 	"informer-lab/harness/internal/servers"
+	"informer-lab/lab/aggregated"
 	"informer-lab/lab/controlplane"
 	"informer-lab/record"
 
@@ -42,6 +44,7 @@ type options struct {
 	maxObjects          int
 	jsonOut             string
 	resources           []string // only these (plural.group), all when empty
+	aggregated          bool     // on envtest, register the sample-apiservers (envtestbin.SampleAPIServers)
 }
 
 // Run is make probe's main; it returns the process exit code: 0 once every resource is graded,
@@ -60,7 +63,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 3
 	}
-	rep.consequences(filepath.Join(o.root, "docs", "faults", "faults.json"))
+	rep.consequences(filepath.Join(o.root, "docs"))
 	rep.WriteText(stdout)
 	page, err := writePage(rep, o.out)
 	if err != nil {
@@ -106,6 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long each resource's streaming list may take to end its initial events")
 	fs.IntVar(&o.maxObjects, "max-objects", 500, "stop reading a resource's stream after this many objects (its grade is then unknown)")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the grades as JSON to this file")
+	fs.BoolVar(&o.aggregated, "aggregated", true, "without -kubeconfig: register real aggregated apiservers with envtest's kube-apiserver first, k8s.io/sample-apiserver "+strings.Join(envtestbin.SampleAPIServers, " and ")+" (wardle.example.com "+strings.Join(aggregated.GroupVersions, " and ")+"), built from the module proxy the first time")
 	only := fs.String("resources", "", "comma-separated resources to probe, as plural.group (configmaps, flunders.wardle.example.com); default: all")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -188,7 +192,7 @@ func probe(ctx context.Context, o options, say func(string, ...any)) (*Report, e
 		read.Store(0)
 		start := time.Now()
 		g := grade(streamOf(ctx, dyn, r, ns, o.timeout, o.maxObjects))
-		g.Resource, g.Namespaced, g.Took, g.Bytes = r.name(), r.namespaced, time.Since(start), read.Load()
+		g.Resource, g.Namespaced, g.Took, g.Bytes, g.APIService = r.name(), r.namespaced, time.Since(start), read.Load(), r.apiService
 		rep.Grades = append(rep.Grades, g)
 	}
 	return rep, nil
@@ -211,7 +215,31 @@ func connect(ctx context.Context, o options, say func(string, ...any)) (*rest.Co
 	if o.server.Settings != "" {
 		version += " " + o.server.Settings // what the probe graded: 1.34.4 without its watch cache is not 1.34.4
 	}
-	return cp.Config, version, func() { cp.Stop() }, nil
+	var started []*aggregated.Server
+	stop := func() {
+		for _, s := range started {
+			s.Stop()
+		}
+		cp.Stop()
+	}
+	if o.aggregated {
+		for i, v := range envtestbin.SampleAPIServers {
+			bin, err := envtestbin.SampleAPIServer(ctx, envtestbin.Options{Progress: cli.Lines(say)}, v)
+			if err != nil {
+				stop()
+				return nil, "", nil, err
+			}
+			s, err := aggregated.Start(ctx, cp, bin, "sample-v"+strings.ReplaceAll(v, ".", "-"), aggregated.GroupVersions[i])
+			if err != nil {
+				stop()
+				return nil, "", nil, err
+			}
+			started = append(started, s)
+			say("aggregated apiserver: sample-apiserver %s serves %s/%s through kube-apiserver's aggregator", v, aggregated.Group, s.Version)
+		}
+		version += " + sample-apiserver " + strings.Join(envtestbin.SampleAPIServers, ", ")
+	}
+	return cp.Config, version, stop, nil
 }
 
 // namespace is the user's (-namespace), or one of the probe's own, which release deletes.
@@ -249,13 +277,48 @@ func orNo(err error) string {
 type resource struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
+	apiService string // the aggregated APIService that serves it, "" for kube-apiserver's own
 }
 
+// name is plural.group, and plural.version.group for an aggregated group version: each
+// version of a group may be served by another APIService, that is another server.
 func (r resource) name() string {
-	if r.gvr.Group == "" {
+	switch {
+	case r.apiService != "":
+		return r.gvr.Resource + "." + r.gvr.Version + "." + r.gvr.Group
+	case r.gvr.Group == "":
 		return r.gvr.Resource
 	}
 	return r.gvr.Resource + "." + r.gvr.Group
+}
+
+// aggregatedServices are the APIServices served by another server than kube-apiserver (those
+// with a Service), by group version: "v1alpha1.wardle.example.com (default/aggregated-x)". A
+// user who may not list APIServices gets none: the preferred versions only, then.
+func aggregatedServices(ctx context.Context, cs kubernetes.Interface) map[string]string {
+	out := map[string]string{}
+	body, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/apiregistration.k8s.io/v1/apiservices").DoRaw(ctx)
+	if err != nil {
+		return out
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+			Spec     struct {
+				Group, Version string
+				Service        *struct{ Namespace, Name string }
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if json.Unmarshal(body, &list) != nil {
+		return out
+	}
+	for _, as := range list.Items {
+		if svc := as.Spec.Service; svc != nil {
+			out[as.Spec.Group+"/"+as.Spec.Version] = fmt.Sprintf("%s (%s/%s)", as.Metadata.Name, svc.Namespace, svc.Name)
+		}
+	}
+	return out
 }
 
 // listable is every resource discovery names (each group's preferred version) with the list and
@@ -272,6 +335,19 @@ func listable(ctx context.Context, cs kubernetes.Interface, ns string, rep *Repo
 	case err != nil:
 		return nil, fmt.Errorf("discovery: %w", err)
 	}
+	// Every resource of every version of an aggregated group, not only the preferred ones (a
+	// version's list there holds only the resources preferred in it): each version is its
+	// APIService's, that is its server's.
+	services := aggregatedServices(ctx, cs)
+	lists = slices.DeleteFunc(lists, func(l *metav1.APIResourceList) bool { return services[l.GroupVersion] != "" })
+	for _, gv := range slices.Sorted(maps.Keys(services)) {
+		l, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
+		if err != nil {
+			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: discovery failed: %s", gv, record.OneLine(err)))
+			continue
+		}
+		lists = append(lists, l)
+	}
 	var out []resource
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
@@ -282,7 +358,7 @@ func listable(ctx context.Context, cs kubernetes.Interface, ns string, rep *Repo
 			if strings.Contains(a.Name, "/") || !slices.Contains(a.Verbs, "list") || !slices.Contains(a.Verbs, "watch") {
 				continue
 			}
-			r := resource{gv.WithResource(a.Name), a.Namespaced}
+			r := resource{gv.WithResource(a.Name), a.Namespaced, services[l.GroupVersion]}
 			attrs := authorizationv1.ResourceAttributes{Group: gv.Group, Resource: a.Name}
 			if a.Namespaced {
 				attrs.Namespace = ns

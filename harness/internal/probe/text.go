@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,10 +15,16 @@ import (
 	"informer-lab/record"
 )
 
-// consequences reads the committed fault grid (docs/faults/faults.json) for each pattern a grade
-// names: which client-go versions and gates then never sync, loop or fall back, as its cells
-// show, rather than restated here. A grid that cannot be read is said once.
-func (r *Report) consequences(file string) {
+// refusedByGate is the refusal of a server whose WatchList gate is off: not a fault of the
+// fault grid, but what make matrix's startup shows on such servers (1.31, 1.33).
+var refusedByGate = fmt.Sprintf("%s=%d", record.FaultRefuseWatchList, 422)
+
+// consequences reads the committed grids for each pattern a grade names: which client-go
+// versions and gates then never sync, loop or fall back, as the cells show, rather than
+// restated here. A fault's cells are the fault grid's (docs/faults/faults.json); a 422 is what
+// the matrix's startup cells on servers with the WatchList gate off show (docs/matrix/). A grid
+// that cannot be read is said once.
+func (r *Report) consequences(docs string) {
 	var patterns []string
 	for _, g := range r.Grades {
 		if g.Pattern != "" && !slices.Contains(patterns, g.Pattern) {
@@ -28,15 +35,27 @@ func (r *Report) consequences(file string) {
 		return
 	}
 	r.Hits = map[string][]string{}
-	grid, err := matrix.Load(file)
-	if err != nil {
-		r.Hits[""] = []string{"the fault grid could not be read: " + record.OneLine(err)}
-		return
-	}
+	grids := map[string]*matrix.Result{}
 	for _, p := range patterns {
+		page, scenario := matrix.PageFaults, record.ScenarioFaultPrefix+p
+		if p == refusedByGate {
+			page, scenario = matrix.PageMatrix, record.ScenarioStartup
+		}
+		grid, ok := grids[page]
+		if !ok {
+			var err error
+			if grid, err = matrix.Load(filepath.Join(docs, page, page+".json")); err != nil {
+				r.Hits[p] = []string{"the " + page + " grid could not be read: " + record.OneLine(err)}
+				continue
+			}
+			grids[page] = grid
+		}
 		var hits []matrix.Hit
 		for _, h := range grid.Hits() {
-			if h.Setup.Fault == p {
+			switch {
+			case p == refusedByGate && h.Cell.Scenario == scenario && !h.Setup.ServerStreams:
+				hits = append(hits, h)
+			case p != refusedByGate && h.Setup.Fault == p:
 				hits = append(hits, h)
 			}
 		}
@@ -45,10 +64,13 @@ func (r *Report) consequences(file string) {
 			lines = append(lines, fmt.Sprintf("%s %s: %s", g.Symptom.Icon(), g.Symptom, g.Who()))
 		}
 		switch {
-		case !slices.Contains(grid.Scenarios, record.ScenarioFaultPrefix+p):
+		case !slices.Contains(grid.Scenarios, scenario):
 			lines = []string{"not a fault of the grid (" + strings.Join(grid.Scenarios, ", ") + ")"}
 		case len(lines) == 0:
 			lines = []string{"every client cell of the grid synced, without extra requests"}
+		}
+		for i := range lines {
+			lines[i] = "docs/" + page + ".md: " + lines[i]
 		}
 		r.Hits[p] = lines
 	}
@@ -115,12 +137,18 @@ func (r *Report) summary() string {
 		len(r.Grades), count[Streams], count[Refuses], count[Misbehaves], count[Unknown])
 }
 
-// notes are what the fault grid shows for each pattern graded, then what was skipped.
+// notes say which resources aggregated apiservers serve, what the fault grid shows for each
+// pattern graded, then what was skipped.
 func (r *Report) notes() []string {
 	var out []string
+	for _, g := range r.Grades {
+		if g.APIService != "" {
+			out = append(out, fmt.Sprintf("%s: served by an aggregated apiserver, APIService %s", g.Resource, g.APIService))
+		}
+	}
 	for _, p := range slices.Sorted(maps.Keys(r.Hits)) {
 		for _, line := range r.Hits[p] {
-			out = append(out, fmt.Sprintf("%s in docs/faults.md: %s", orDash(p), line))
+			out = append(out, fmt.Sprintf("%s in %s", orDash(p), line))
 		}
 	}
 	for _, s := range r.Skipped {
