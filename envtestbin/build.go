@@ -142,20 +142,10 @@ func installEntry(tmp, final string) error {
 // $TMPDIR. The proxy is asked first: an unserved version fails in a second,
 // before anything is created in the store.
 func startBuild(ctx context.Context, version semver) (*goTool, string, *goMod, error) {
-	g, err := newGoTool(ctx)
+	g, scratch, err := newScratch(ctx)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	scratch, err := os.MkdirTemp("", "envtestbin-")
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("creating a scratch directory: %w", err)
-	}
-	goTmp := filepath.Join(scratch, "gotmp")
-	if err := os.Mkdir(goTmp, 0o700); err != nil {
-		os.RemoveAll(scratch)
-		return nil, "", nil, fmt.Errorf("creating a scratch directory: %w", err)
-	}
-	g.env = append(g.env, "GOTMPDIR="+goTmp)
 	k8sMod, err := g.readModule(ctx, scratch, kubernetesModule, "v"+version.String())
 	if err != nil {
 		os.RemoveAll(scratch)
@@ -164,20 +154,45 @@ func startBuild(ctx context.Context, version semver) (*goTool, string, *goMod, e
 	return g, scratch, k8sMod, nil
 }
 
+// newScratch is the go command a build runs and the scratch directory it builds in (its go
+// temporary files too), which the caller removes.
+func newScratch(ctx context.Context) (*goTool, string, error) {
+	g, err := newGoTool(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	scratch, err := os.MkdirTemp("", "envtestbin-")
+	if err != nil {
+		return nil, "", fmt.Errorf("creating a scratch directory: %w", err)
+	}
+	goTmp := filepath.Join(scratch, "gotmp")
+	if err := os.Mkdir(goTmp, 0o700); err != nil {
+		os.RemoveAll(scratch)
+		return nil, "", fmt.Errorf("creating a scratch directory: %w", err)
+	}
+	g.env = append(g.env, "GOTMPDIR="+goTmp)
+	return g, scratch, nil
+}
+
 // lockEntry creates the store, checks its disk space and takes the lock of
 // version's entry, which every build into the entry holds. It returns the
 // entry's directory, which need not exist yet.
 func lockEntry(ctx context.Context, g *goTool, storeRoot string, version semver, out io.Writer) (string, func(), error) {
-	k8sDir := filepath.Join(storeRoot, "k8s")
-	if err := os.MkdirAll(k8sDir, 0o755); err != nil {
+	return lockIn(ctx, g, filepath.Join(storeRoot, "k8s"), entryName(version.String()), version.String(), out)
+}
+
+// lockIn creates the store directory dir, checks its disk space and takes the
+// lock of its entry name (what names it in messages), removing what a killed
+// build of it left. It returns the entry's directory, which need not exist yet.
+func lockIn(ctx context.Context, g *goTool, dir, name, what string, out io.Writer) (string, func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, fmt.Errorf("creating the store: %w", err)
 	}
-	if err := checkDisk(map[string]string{"store": k8sDir, "GOCACHE": g.gocache, "GOMODCACHE": g.modache}); err != nil {
+	if err := checkDisk(map[string]string{"store": dir, "GOCACHE": g.gocache, "GOMODCACHE": g.modache}); err != nil {
 		return "", nil, err
 	}
-	name := entryName(version.String())
-	unlock, err := lockStore(ctx, filepath.Join(k8sDir, "."+name+".lock"), func(path string) {
-		fmt.Fprintf(out, "waiting for another build of %s (lock %s)\n", version, path)
+	unlock, err := lockStore(ctx, filepath.Join(dir, "."+name+".lock"), func(path string) {
+		fmt.Fprintf(out, "waiting for another build of %s (lock %s)\n", what, path)
 	})
 	if err != nil {
 		return "", nil, err
@@ -185,13 +200,13 @@ func lockEntry(ctx context.Context, g *goTool, storeRoot string, version semver,
 	// Whoever builds holds the lock, so a temp dir of this entry (entryTemp)
 	// seen now was left by a build that was killed (SIGKILL skips cleanup):
 	// remove it, and say so.
-	if stale, _ := filepath.Glob(filepath.Join(k8sDir, tempPrefix(name)+"*")); len(stale) > 0 {
+	if stale, _ := filepath.Glob(filepath.Join(dir, tempPrefix(name)+"*")); len(stale) > 0 {
 		for _, d := range stale {
 			os.RemoveAll(d)
 		}
-		fmt.Fprintf(out, "removed %d unfinished build(s) of %s left by a killed process\n", len(stale), version)
+		fmt.Fprintf(out, "removed %d unfinished build(s) of %s left by a killed process\n", len(stale), what)
 	}
-	return filepath.Join(k8sDir, name), unlock, nil
+	return filepath.Join(dir, name), unlock, nil
 }
 
 // entryTemp creates the directory that a build fills and then renames to the

@@ -37,34 +37,21 @@ func SampleAPIServer(ctx context.Context, opts Options, version string) (string,
 		return filepath.Join(final, name), nil
 	}
 	if opts.NoBuild {
-		return "", fmt.Errorf("%w: sample-apiserver %s is not in %s and building is off; run `go run ./cmd/provision -sample-apiserver %s` in envtestbin",
-			ErrMissingBinary, v, final, v)
+		return "", fmt.Errorf("%w: sample-apiserver %s is not in %s and building is off; run `make sample-apiservers`",
+			ErrMissingBinary, v, final)
 	}
 	start := time.Now()
 	out := opts.Progress
-	g, err := newGoTool(ctx)
+	g, scratch, err := newScratch(ctx)
 	if err != nil {
 		return "", err
-	}
-	scratch, err := os.MkdirTemp("", "envtestbin-")
-	if err != nil {
-		return "", fmt.Errorf("creating a scratch directory: %w", err)
 	}
 	defer os.RemoveAll(scratch)
 	mod, err := g.readModule(ctx, scratch, sampleAPIServerModule, "v"+v.String())
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Dir(final)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("creating the store: %w", err)
-	}
-	if err := checkDisk(map[string]string{"store": dir, "GOCACHE": g.gocache, "GOMODCACHE": g.modache}); err != nil {
-		return "", err
-	}
-	unlock, err := lockStore(ctx, filepath.Join(dir, "."+filepath.Base(final)+".lock"), func(path string) {
-		fmt.Fprintf(out, "waiting for another build of sample-apiserver %s (lock %s)\n", v, path)
-	})
+	final, unlock, err := lockIn(ctx, g, filepath.Dir(final), filepath.Base(final), name+" "+v.String(), out)
 	if err != nil {
 		return "", err
 	}

@@ -135,16 +135,22 @@ var failedWatches = regexp.MustCompile(regexp.QuoteMeta(record.TokenWatch+"(erro
 func SpelledFailedWatches(text string) int {
 	total := 0
 	for _, m := range failedWatches.FindAllStringSubmatch(text, -1) {
-		n := 1
-		if m[1] != "" {
-			n, _ = strconv.Atoi(m[1])
-		}
-		if m[2] != "" {
-			n, _ = strconv.Atoi(m[2])
-		}
-		total += n
+		total += upperEnd(m, 1)
 	}
 	return total
+}
+
+// upperEnd is the count a match of a spelled count holds, m[1] or the range m[1]–m[2]: of a
+// range, its upper end; none when m[1] is empty.
+func upperEnd(m []string, none int) int {
+	n := none
+	if m[1] != "" {
+		n, _ = strconv.Atoi(m[1])
+	}
+	if m[2] != "" {
+		n, _ = strconv.Atoi(m[2])
+	}
+	return n
 }
 
 // SpelledRequests reads back the request counts a spelled text holds, in order (a verdict of
@@ -152,11 +158,7 @@ func SpelledFailedWatches(text string) int {
 func SpelledRequests(text string) []int {
 	var out []int
 	for _, m := range spelledRequests.FindAllStringSubmatch(text, -1) {
-		n, _ := strconv.Atoi(m[1])
-		if m[2] != "" {
-			n, _ = strconv.Atoi(m[2])
-		}
-		out = append(out, n)
+		out = append(out, upperEnd(m, 0))
 	}
 	return out
 }

@@ -36,7 +36,7 @@ import (
 // Group is what sample-apiserver serves: flunders and fischers of wardle.example.com.
 const Group = "wardle.example.com"
 
-// Flunders are the namespaced resource the informers of an aggregated cell watch.
+// Flunders are sample-apiserver's namespaced resource.
 var Flunders = schema.GroupVersionResource{Group: Group, Version: "v1alpha1", Resource: "flunders"}
 
 // GroupVersions are the versions of Group each sample-apiserver is registered for, one per
@@ -44,15 +44,15 @@ var Flunders = schema.GroupVersionResource{Group: Group, Version: "v1alpha1", Re
 // serves both): the first for envtestbin.SampleAPIServers' first, and so on.
 var GroupVersions = []string{"v1alpha1", "v1beta1"}
 
-var apiServices = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+// APIServices are kube-aggregator's registrations: which server serves which group version.
+var APIServices = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 
 // Server is a running sample-apiserver, registered for Version of Group.
 type Server struct {
 	Version string // the group version it is registered for, e.g. "v1alpha1"
 	Port    int
 	proc    *process.Process
-	dir     string
-	log     bytes.Buffer
+	dir     string // its kubeconfig, certificates and log
 	dyn     dynamic.Interface
 	cs      kubernetes.Interface
 	name    string
@@ -77,8 +77,9 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, binary, name, ver
 	s = &Server{Version: version, dir: dir, name: name}
 	defer func() {
 		if err != nil {
+			log := s.logTail() // before Stop removes it
 			s.Stop()
-			err = fmt.Errorf("aggregated apiserver %s: %w (its log: %s)", name, err, tail(s.log.Bytes()))
+			err = fmt.Errorf("aggregated apiserver %s: %w (its log: %s)", name, err, log)
 		}
 	}()
 	kc, err := cp.AdminKubeconfig("aggregated-" + name)
@@ -96,8 +97,13 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, binary, name, ver
 		"--etcd-servers="+etcd, "--etcd-prefix=/informer-lab-aggregated/"+name,
 		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(s.Port), "--cert-dir="+filepath.Join(dir, "certs"),
 		"--kubeconfig="+kcPath, "--authentication-kubeconfig="+kcPath, "--authorization-kubeconfig="+kcPath)
-	line := func(b []byte) { s.log.Write(b) }
-	if s.proc, err = process.Start(cmd, process.Options{What: "sample-apiserver " + name, Stdout: line, Stderr: line, StopSignal: syscall.SIGTERM}); err != nil {
+	log, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		return s, err
+	}
+	defer log.Close() // the child has its own copy
+	cmd.Stdout, cmd.Stderr = log, log
+	if s.proc, err = process.Start(cmd, process.Options{What: "sample-apiserver " + name, StopSignal: syscall.SIGTERM}); err != nil {
 		return s, err
 	}
 	if err := s.waitReady(ctx); err != nil {
@@ -155,12 +161,12 @@ func (s *Server) register(ctx context.Context) error {
 			"service":               map[string]any{"namespace": "default", "name": s.service(), "port": int64(s.Port)},
 		},
 	}}
-	if _, err := s.dyn.Resource(apiServices).Create(ctx, as, metav1.CreateOptions{}); err != nil {
+	if _, err := s.dyn.Resource(APIServices).Create(ctx, as, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create APIService %s: %w", as.GetName(), err)
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		got, err := s.dyn.Resource(apiServices).Get(ctx, as.GetName(), metav1.GetOptions{})
+		got, err := s.dyn.Resource(APIServices).Get(ctx, as.GetName(), metav1.GetOptions{})
 		if err == nil && available(got) {
 			return nil
 		}
@@ -201,7 +207,7 @@ func (s *Server) Stop() error {
 	var errs []error
 	if s.dyn != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := s.dyn.Resource(apiServices).Delete(ctx, s.Version+"."+Group, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := s.dyn.Resource(APIServices).Delete(ctx, s.Version+"."+Group, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
 		}
 		cancel()
@@ -222,9 +228,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// tail is the end of a log, for an error.
-func tail(b []byte) string {
+// logTail is the end of the server's log, for an error.
+func (s *Server) logTail() string {
 	const max = 2000
+	b, _ := os.ReadFile(filepath.Join(s.dir, "log"))
 	if len(b) > max {
 		b = b[len(b)-max:]
 	}

@@ -45,7 +45,7 @@ func TestRegistered(t *testing.T) {
 	if err := s.Stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
-	if _, err := dyn.Resource(apiServices).Get(ctx, GroupVersions[0]+"."+Group, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := dyn.Resource(APIServices).Get(ctx, GroupVersions[0]+"."+Group, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("want the APIService gone after Stop, got %v", err)
 	}
 }

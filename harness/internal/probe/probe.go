@@ -27,6 +27,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
@@ -160,8 +161,16 @@ func probe(ctx context.Context, o options, say func(string, ...any)) (*Report, e
 		return nil, err
 	}
 	defer release()
+	// The probe's dynamic client counts what it reads: each resource's bytes (read.Store(0) first).
+	var read atomic.Int64
+	counted := rest.CopyConfig(cfg)
+	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &read} })
+	dyn, err := dynamic.NewForConfig(counted)
+	if err != nil {
+		return nil, err
+	}
 	rep := &Report{Server: version, Namespace: ns}
-	resources, err := listable(ctx, cs, ns, rep)
+	resources, err := listable(ctx, cs, dyn, ns, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -176,13 +185,6 @@ func probe(ctx context.Context, o options, say func(string, ...any)) (*Report, e
 			return nil, cli.Usage(fmt.Errorf("-resources: %s not served with list and watch, or not yours to list and watch (make probe without RESOURCES lists what is)", strings.Join(missing, ", ")))
 		}
 		resources = slices.DeleteFunc(resources, func(r resource) bool { return !slices.Contains(o.resources, r.name()) })
-	}
-	var read atomic.Int64
-	counted := rest.CopyConfig(cfg)
-	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &read} })
-	dyn, err := dynamic.NewForConfig(counted)
-	if err != nil {
-		return nil, err
 	}
 	say("%d resources to probe on %s, namespaced ones in %s", len(resources), version, ns)
 	for i, r := range resources {
@@ -295,27 +297,19 @@ func (r resource) name() string {
 // aggregatedServices are the APIServices served by another server than kube-apiserver (those
 // with a Service), by group version: "v1alpha1.wardle.example.com (default/aggregated-x)". A
 // user who may not list APIServices gets none: the preferred versions only, then.
-func aggregatedServices(ctx context.Context, cs kubernetes.Interface) map[string]string {
+func aggregatedServices(ctx context.Context, dyn dynamic.Interface) map[string]string {
 	out := map[string]string{}
-	body, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/apiregistration.k8s.io/v1/apiservices").DoRaw(ctx)
+	list, err := dyn.Resource(aggregated.APIServices).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return out
 	}
-	var list struct {
-		Items []struct {
-			Metadata struct{ Name string } `json:"metadata"`
-			Spec     struct {
-				Group, Version string
-				Service        *struct{ Namespace, Name string }
-			} `json:"spec"`
-		} `json:"items"`
-	}
-	if json.Unmarshal(body, &list) != nil {
-		return out
-	}
 	for _, as := range list.Items {
-		if svc := as.Spec.Service; svc != nil {
-			out[as.Spec.Group+"/"+as.Spec.Version] = fmt.Sprintf("%s (%s/%s)", as.Metadata.Name, svc.Namespace, svc.Name)
+		ns, _, _ := unstructured.NestedString(as.Object, "spec", "service", "namespace")
+		svc, withService, _ := unstructured.NestedString(as.Object, "spec", "service", "name")
+		group, _, _ := unstructured.NestedString(as.Object, "spec", "group")
+		version, _, _ := unstructured.NestedString(as.Object, "spec", "version")
+		if withService {
+			out[group+"/"+version] = fmt.Sprintf("%s (%s/%s)", as.GetName(), ns, svc)
 		}
 	}
 	return out
@@ -324,7 +318,7 @@ func aggregatedServices(ctx context.Context, cs kubernetes.Interface) map[string
 // listable is every resource discovery names (each group's preferred version) with the list and
 // watch verbs that the user may list and watch: namespaced ones in ns. The others go to
 // rep.Skipped, with why.
-func listable(ctx context.Context, cs kubernetes.Interface, ns string, rep *Report) ([]resource, error) {
+func listable(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, rep *Report) ([]resource, error) {
 	lists, err := cs.Discovery().ServerPreferredResources()
 	var failed *discovery.ErrGroupDiscoveryFailed
 	switch {
@@ -338,7 +332,7 @@ func listable(ctx context.Context, cs kubernetes.Interface, ns string, rep *Repo
 	// Every resource of every version of an aggregated group, not only the preferred ones (a
 	// version's list there holds only the resources preferred in it): each version is its
 	// APIService's, that is its server's.
-	services := aggregatedServices(ctx, cs)
+	services := aggregatedServices(ctx, dyn)
 	lists = slices.DeleteFunc(lists, func(l *metav1.APIResourceList) bool { return services[l.GroupVersion] != "" })
 	for _, gv := range slices.Sorted(maps.Keys(services)) {
 		l, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
