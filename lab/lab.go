@@ -284,6 +284,10 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	if o.interval <= 0 {
 		return o, usageError{fmt.Errorf("-interval must be positive, got %s", o.interval)}
 	}
+	if o.kind == record.KindAggregated && o.kubeconfig == "" {
+		return o, usageError{fmt.Errorf("-kind %s watches an aggregated apiserver's %s, which the lab's own envtest does not run: "+
+			"make compare ARGS=\"-kind %s -server-feature-gates %s=0.34.13\" starts one and attaches the labs", o.kind, record.AggregatedResource, o.kind, record.SettingAggregated)}
+	}
 	if o.context != "" && o.kubeconfig == "" {
 		return o, usageError{fmt.Errorf("-context %s goes with -kubeconfig (the lab's own envtest has one context)", o.context)}
 	}

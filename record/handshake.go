@@ -96,11 +96,31 @@ func ExpectedShape(clientGate, serverGates, serverVersion string) string {
 // client-go version: a ListWatch that says it does not support watch-list semantics lists and
 // watches on a client-go that asks (v0.35+, k8s.io/client-go/tools/cache reflector.go,
 // NewReflectorWithOptions), whatever the gate.
+//
+// The aggregated kind's requests are answered by the aggregated apiserver, not kube-apiserver:
+// k8s.io/sample-apiserver v0.X builds on k8s.io/apiserver v0.X, whose feature gates and their
+// defaults (k8s.io/apiserver/pkg/features) kube-apiserver 1.X has too, so its WatchList default
+// is kube-apiserver 1.X's, and kube-apiserver's own settings do not reach it.
 func KindExpectedShape(kind, clientGo, clientGate, serverGates, serverVersion string) string {
 	if kind == KindCustomListWatchOptOut && Minor(clientGo) >= 35 && clientGate != "" {
 		return ShapeListWatch
 	}
-	return ExpectedShape(clientGate, serverGates, serverVersion)
+	gates, version := answering(kind, serverGates, serverVersion)
+	return ExpectedShape(clientGate, gates, version)
+}
+
+// KindServerStreams is ServerStreams of the server that answers kind's requests (KindExpectedShape).
+func KindServerStreams(kind, serverGates, serverVersion string) bool {
+	return ServerStreams(answering(kind, serverGates, serverVersion))
+}
+
+// answering is the gates and version of the server that answers kind's requests: for the
+// aggregated kind on a server with one registered, the aggregated apiserver's.
+func answering(kind, serverGates, serverVersion string) (gates, version string) {
+	if v := AggregatedOf(serverGates); kind == KindAggregated && v != "" {
+		return "", fmt.Sprintf("1.%d", Minor(v))
+	}
+	return serverGates, serverVersion
 }
 
 // Minor is the minor version of a client-go ("v0.35.10": 35) or Kubernetes ("v1.37.2", "1.37.2":

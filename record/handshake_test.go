@@ -99,3 +99,49 @@ func TestKindNotApplicable(t *testing.T) {
 		t.Error("IsKind")
 	}
 }
+
+// A server setting aggregated=VERSION registers a sample-apiserver: the aggregated kind runs
+// there only, is what such a server runs by default, and expects what that sample-apiserver's
+// k8s.io/apiserver decides, not kube-apiserver's version or gates.
+func TestAggregatedSetting(t *testing.T) {
+	settings := "WatchList=true,aggregated=0.33.5"
+	if got := AggregatedOf(settings); got != "0.33.5" {
+		t.Errorf("AggregatedOf(%q) = %q", settings, got)
+	}
+	if gates, flags, err := SplitServerSettings(settings); err != nil || gates != "WatchList=true" || flags != "aggregated=0.33.5" {
+		t.Errorf("SplitServerSettings(%q) = %q, %q, %v", settings, gates, flags, err)
+	}
+	if f, ok := ServerFlagOf(SettingAggregated); !ok || !f.Beside {
+		t.Errorf("%s is not a setting beside kube-apiserver: %+v %v", SettingAggregated, f, ok)
+	}
+	for _, tc := range []struct{ settings, kind, na string }{
+		{"", KindTypedConfigMaps, "n/a: needs an aggregated apiserver (the server setting aggregated=VERSION)"},
+		{"aggregated=0.34.13", KindAggregated, ""},
+		{"watch-cache=false", KindTypedConfigMaps, "n/a: needs an aggregated apiserver (the server setting aggregated=VERSION)"},
+	} {
+		if got := DefaultKind(tc.settings); got != tc.kind {
+			t.Errorf("DefaultKind(%q) = %q, want %q", tc.settings, got, tc.kind)
+		}
+		if got := KindNotApplicableOn(KindAggregated, tc.settings); got != tc.na {
+			t.Errorf("KindNotApplicableOn(aggregated, %q) = %q, want %q", tc.settings, got, tc.na)
+		}
+	}
+	for _, tc := range []struct{ settings, version, want string }{
+		{"aggregated=0.33.5", "v1.34.4", ShapeFallback},               // kube-apiserver streams, sample-apiserver 0.33 does not
+		{"aggregated=0.34.13", "v1.33.13", ShapeStream},               // and the other way round
+		{"WatchList=false,aggregated=0.34.13", "1.34.4", ShapeStream}, // kube-apiserver's gates do not reach it
+	} {
+		if got := KindExpectedShape(KindAggregated, "v0.37.2", "on", tc.settings, tc.version); got != tc.want {
+			t.Errorf("KindExpectedShape(aggregated, on, %q, %s) = %q, want %q", tc.settings, tc.version, got, tc.want)
+		}
+	}
+	if got := KindExpectedShape(KindTypedConfigMaps, "v0.37.2", "on", "aggregated=0.33.5", "v1.34.4"); got != ShapeStream {
+		t.Errorf("ConfigMaps on kube-apiserver 1.34.4 beside sample-apiserver 0.33.5: %q, want %q", got, ShapeStream)
+	}
+	if got := ScenarioNotApplicable(ScenarioDirect, KindAggregated); got == "" {
+		t.Error("the direct List() of ConfigMaps ran for the aggregated kind")
+	}
+	if got := ScenarioNotApplicable(ScenarioDirect, KindMetadata); got != "" {
+		t.Errorf("direct-list with the metadata kind (ConfigMaps): %q", got)
+	}
+}

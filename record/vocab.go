@@ -121,10 +121,14 @@ const (
 	// KindCustomListWatchOptOut is KindCustomListWatch that says it does not support watch-list
 	// semantics (IsWatchListSemanticsUnSupported, read by client-go v0.35+ reflectors): the fix.
 	KindCustomListWatchOptOut = "custom-listwatch-optout"
+	// KindAggregated is a dynamicinformer on an aggregated apiserver's resource (Aggregated*):
+	// k8s.io/sample-apiserver's flunders, which kube-apiserver's aggregator proxies. It needs a
+	// server with one registered (the setting aggregated=VERSION, SettingAggregated).
+	KindAggregated = "aggregated"
 )
 
 // Kinds lists the informer kinds in the order a matrix shows them.
-var Kinds = []string{KindTypedConfigMaps, KindSelector, KindMetadata, KindDynamicCRD, KindCR, KindCustomListWatch, KindCustomListWatchOptOut, KindCBOR}
+var Kinds = []string{KindTypedConfigMaps, KindSelector, KindMetadata, KindDynamicCRD, KindCR, KindCustomListWatch, KindCustomListWatchOptOut, KindCBOR, KindAggregated}
 
 // What KindTypedConfigMaps's informers watch (the lab's -resource): ConfigMaps, on which the
 // writer writes, or Secrets, which make bench seeds in KEP-3157's shape and nobody writes.
@@ -151,6 +155,15 @@ const (
 	CRDVersion  = "v1"
 	CRDResource = "widgets"
 	CRDKind     = "Widget"
+)
+
+// The aggregated apiserver's resource, which KindAggregated watches: k8s.io/sample-apiserver's
+// Flunders, in the group version the harness registers it for (lab/aggregated).
+const (
+	AggregatedGroup    = "wardle.example.com"
+	AggregatedVersion  = "v1beta1"
+	AggregatedResource = "flunders"
+	AggregatedKind     = "Flunder"
 )
 
 // IsKind reports one of Kinds.
@@ -183,6 +196,35 @@ func KindNotApplicable(kind string, clientMinor, serverMinor int) string {
 	return ""
 }
 
+// DefaultKind is the informer kind a run on a server with these settings uses when none is
+// asked for: the aggregated kind where an aggregated apiserver is registered (what such a server
+// is there for), else the typed default.
+func DefaultKind(settings string) string {
+	if AggregatedOf(settings) != "" {
+		return KindAggregated
+	}
+	return KindTypedConfigMaps
+}
+
+// KindNotApplicableOn says why a kind cannot run on a server with these settings
+// (SplitServerSettings), or "" when it can: the aggregated kind needs an aggregated apiserver.
+func KindNotApplicableOn(kind, settings string) string {
+	if kind == KindAggregated && AggregatedOf(settings) == "" {
+		return "n/a: needs an aggregated apiserver (the server setting " + SettingAggregated + "=VERSION)"
+	}
+	return ""
+}
+
+// ScenarioNotApplicable says why a scenario cannot run with a kind, or "" when it can: the direct
+// List() is the typed clientset's, of ConfigMaps, which says nothing of a kind whose informers
+// watch another resource (the lab's CRD, an aggregated apiserver's).
+func ScenarioNotApplicable(scenario, kind string) string {
+	if ScenarioOf(scenario).DirectList && (KindWatchesCRD(kind) || kind == KindAggregated) {
+		return "n/a: the direct List() lists ConfigMaps, which the " + kind + " kind does not watch"
+	}
+	return ""
+}
+
 // NotApplicableServerProcesses is the cell of a scenario that kills and restarts kube-apiserver
 // or writes to etcd (restart, restart-gap, expired) on a user's cluster, where the harness
 // has neither process.
@@ -198,6 +240,8 @@ func ClusterNotApplicable(scenario, kind string) string {
 		return "n/a: needs a CustomResourceDefinition (cluster-scoped) and kube-apiserver started with " + KindServerGates(KindCBOR)
 	case KindWatchesCRD(kind):
 		return "n/a: needs a CustomResourceDefinition (cluster-scoped)"
+	case kind == KindAggregated:
+		return "n/a: needs an aggregated apiserver the harness registers (an APIService, cluster-scoped)"
 	}
 	return ""
 }
@@ -228,12 +272,32 @@ const (
 // They are kube-apiserver feature gates (Name=bool, a capital first) and the kube-apiserver
 // flags of ServerFlags (name=value), comma-separated.
 
-// ServerFlag is a kube-apiserver flag a server's settings may set, and what setting it changes.
-type ServerFlag struct{ Name, Doc string }
+// ServerFlag is a setting of the form name=value a server's settings may hold: a kube-apiserver
+// flag, or (Beside) a server the harness starts beside kube-apiserver.
+type ServerFlag struct {
+	Name, Doc string
+	Beside    bool // not a kube-apiserver flag: kube-apiserver does not get it
+}
+
+// SettingAggregated runs k8s.io/sample-apiserver of the version it names beside kube-apiserver,
+// registered with its aggregator: "aggregated=0.33.5".
+const SettingAggregated = "aggregated"
 
 // ServerFlags are the flags a server's settings may set.
 var ServerFlags = []ServerFlag{
-	{"watch-cache", "`watch-cache=false`: kube-apiserver without its watch cache (the Cacher): every list and watch is served by the etcd storage, and a streaming list is a consistent read from etcd followed by the end bookmark."},
+	{Name: "watch-cache", Doc: "`watch-cache=false`: kube-apiserver without its watch cache (the Cacher): every list and watch is served by the etcd storage, and a streaming list is a consistent read from etcd followed by the end bookmark."},
+	{Name: SettingAggregated, Beside: true, Doc: "`aggregated=0.33.5`: k8s.io/sample-apiserver v0.33.5, built from the Go module proxy, runs beside kube-apiserver on its etcd and is registered with kube-apiserver's aggregator (an APIService for " + AggregatedGroup + "/" + AggregatedVersion + "); the `aggregated` kind's informers watch its " + AggregatedResource + " through kube-apiserver."},
+}
+
+// AggregatedOf is the sample-apiserver version settings register (aggregated=VERSION), "" when
+// they register none.
+func AggregatedOf(settings string) string {
+	for _, item := range strings.Split(settings, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(item), SettingAggregated+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // ServerFlagOf is the flag of ServerFlags with that name, false when there is none.

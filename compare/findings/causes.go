@@ -56,6 +56,8 @@ var causes = map[string]Cause{
 		Quote{clientGo, "v0.35.10", reflectorGo, "fallbackToList = true"}, []fix{fixGateOff}},
 	"watchlist-off": {"kube-apiserver with its WatchList gate off (1.31 and older, 1.33 by default, or set off) refuses sendInitialEvents with a 422 before any watch starts, and client-go lists instead.",
 		Quote{apimachine, "v0.33.13", "pkg/apis/meta/internalversion/validation/validation.go", "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"}, []fix{fixGateOff, fixStreamingServer}},
+	"aggregated-watchlist-off": {"An aggregated apiserver answers its group's requests itself: kube-apiserver's aggregator forwards the streaming list as the client sent it, and an aggregated apiserver built on k8s.io/apiserver with its WatchList gate off (v0.33 by default, as sample-apiserver 0.33.5 here) refuses sendInitialEvents with a 422, whatever kube-apiserver's version, and client-go lists instead.",
+		Quote{"k8s.io/kube-aggregator", "v0.34.4", "pkg/apiserver/handler_proxy.go", "location.RawQuery = req.URL.Query().Encode()"}, []fix{fixGateOff, fixStreamingAggregated}},
 	"typed-list-streams": {"client-go v0.31 to v0.33's typed List() streams too when the gate is on, and lists on any error of its stream. The reflector's own fallback LIST is that List(): a refused stream is refused once more before the LIST.",
 		Quote{clientGo, "v0.33.13", "gentype/type.go", "} else if hasWatchListOptionsPrepared { result, err := l.watchList(ctx, watchListOptions)"}, []fix{fixGateOff, fixNewer("client-go %s or later: its typed List() never streams.")}},
 	"blueprint": {"client-go v0.32 and v0.33's streaming List() requires the kubernetes.io/initial-events-list-blueprint annotation on the end bookmark, which only kube-apiserver 1.32 and 1.33 send: against a server that streams without it, the List() streams, rejects the answer and lists.",
@@ -138,6 +140,8 @@ func refusalCause(s matrix.Setup) string {
 		return "cut-stream"
 	case strings.HasPrefix(s.Fault, record.FaultRefuseWatchList):
 		return "refused"
+	case s.Fault == "" && !s.ServerStreams && s.Kind == record.KindAggregated:
+		return "aggregated-watchlist-off"
 	case s.Fault == "" && !s.ServerStreams:
 		return "watchlist-off"
 	case s.Fault == "" && record.Minor(s.ClientGo) >= 32 && record.Minor(s.ClientGo) <= 33:

@@ -31,7 +31,9 @@ var (
 	fixOptOut  = fix{"opt-out", "Make the hand-written ListWatch say it does not support streaming lists: a method `IsWatchListSemanticsUnSupported() bool` that returns true.", optOutWitnesses}
 	// fixStreamingServer's servers are record.ServerStreams's.
 	fixStreamingServer = fix{"streaming-server", "A kube-apiserver whose WatchList gate is on: 1.32, and 1.34 or later, by default; 1.33 with `--feature-gates=WatchList=true`.", streamingServerWitnesses}
-	fixNoCompression   = fix{"no-compression", "On kube-apiserver 1.37, `--feature-gates=WatchListCompression=false`: streaming lists then go uncompressed (more bytes on the wire).", noCompressionWitnesses}
+	// fixStreamingAggregated's are record.KindServerStreams's for the aggregated kind.
+	fixStreamingAggregated = fix{"streaming-aggregated", "An aggregated apiserver whose WatchList gate is on, as it is by default when built on k8s.io/apiserver v0.34 or later; kube-apiserver's own gate does not reach it.", streamingServerWitnesses}
+	fixNoCompression       = fix{"no-compression", "On kube-apiserver 1.37, `--feature-gates=WatchListCompression=false`: streaming lists then go uncompressed (more bytes on the wire).", noCompressionWitnesses}
 )
 
 // fixNewer is a newer client: text says what, %s the version from which the results show it works.
@@ -111,12 +113,16 @@ func optOutWitnesses(ix *index, h matrix.Hit) []witness {
 	return nil
 }
 
-// streamingServerWitnesses: h's client, scenario and kind on every server of the grid whose
-// WatchList gate is on.
+// streamingServerWitnesses: h's client, scenario and kind on every server of the grid that runs
+// that kind and whose WatchList gate, or its aggregated apiserver's for the aggregated kind, is on.
 func streamingServerWitnesses(ix *index, h matrix.Hit) []witness {
 	var out []witness
 	for _, sv := range ix.servers(h) {
-		if !record.ServerStreams(sv.FeatureGates, sv.Version) {
+		kind := h.Cell.Kind
+		if kind == "" {
+			kind = record.DefaultKind(sv.FeatureGates)
+		}
+		if kind != h.Setup.Kind || !record.KindServerStreams(kind, sv.FeatureGates, sv.Version) {
 			continue
 		}
 		if w, ok := ix.twin(h, sv.Name, h.Cell.KindName(), h.Cell.Client); ok {

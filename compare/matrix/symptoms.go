@@ -70,7 +70,8 @@ type Setup struct {
 	Gate     string // WatchListClient on|off
 	Default  bool   // the gate is at client-go's default
 	Server   string // Server.Name, e.g. "1.32.13 WatchList=false"
-	// ServerStreams says the server's WatchList gate is on (record.ServerStreams).
+	// ServerStreams says the WatchList gate of the server that answers the kind's requests is on
+	// (record.KindServerStreams).
 	ServerStreams bool
 	Kind          string // the informer kind (record.Kinds), "" for make bench
 	Fault         string // the fault scenario's fault ("no-end-bookmark"), "" outside the fault family
@@ -121,7 +122,10 @@ func (r *Result) SetupOf(c *Cell) Setup {
 	s := Setup{ClientGo: cl.ClientGo, Module: cl.Module, Gate: cl.Gate, Default: cl.Default, Server: c.Server, Kind: c.KindName()}
 	for _, sv := range r.Servers {
 		if sv.Name == c.Server {
-			s.ServerStreams = record.ServerStreams(sv.FeatureGates, sv.Version)
+			if c.Kind == "" { // a grid without a kind axis: the kind its server runs by default
+				s.Kind = record.DefaultKind(sv.FeatureGates)
+			}
+			s.ServerStreams = record.KindServerStreams(s.Kind, sv.FeatureGates, sv.Version)
 		}
 	}
 	if record.IsFaultScenario(c.Scenario) {

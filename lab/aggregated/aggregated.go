@@ -17,12 +17,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/process"
 	"informer-lab/lab/reaper"
+	"informer-lab/record"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,10 +36,7 @@ import (
 )
 
 // Group is what sample-apiserver serves: flunders and fischers of wardle.example.com.
-const Group = "wardle.example.com"
-
-// Flunders are sample-apiserver's namespaced resource.
-var Flunders = schema.GroupVersionResource{Group: Group, Version: "v1alpha1", Resource: "flunders"}
+const Group = record.AggregatedGroup
 
 // GroupVersions are the versions of Group each sample-apiserver is registered for, one per
 // server (the aggregator sends one group version to one APIService; each sample-apiserver
@@ -46,6 +45,9 @@ var GroupVersions = []string{"v1alpha1", "v1beta1"}
 
 // APIServices are kube-aggregator's registrations: which server serves which group version.
 var APIServices = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+
+// NameFor is the name of the server of sample-apiserver version: "sample-v0-33-5".
+func NameFor(version string) string { return "sample-v" + strings.ReplaceAll(version, ".", "-") }
 
 // Server is a running sample-apiserver, registered for Version of Group.
 type Server struct {

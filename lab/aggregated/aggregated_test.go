@@ -6,6 +6,8 @@ import (
 
 	"informer-lab/envtestbin"
 	"informer-lab/lab/labtest"
+	"informer-lab/lab/mutator"
+	"informer-lab/record"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,7 +27,7 @@ func TestRegistered(t *testing.T) {
 		t.Skipf("%v (make sample-apiservers)", err)
 	}
 	cp := labtest.StartServer(t, ctx, envtestbin.DefaultVersion)
-	s, err := Start(ctx, cp, bin, "test", GroupVersions[0])
+	s, err := Start(ctx, cp, bin, "test", record.AggregatedVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +36,11 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &unstructured.Unstructured{Object: map[string]any{"apiVersion": Flunders.GroupVersion().String(), "kind": "Flunder", "metadata": map[string]any{"name": "one"}}}
-	if _, err := dyn.Resource(Flunders).Namespace("default").Create(ctx, f, metav1.CreateOptions{}); err != nil {
+	f := &unstructured.Unstructured{Object: map[string]any{"apiVersion": mutator.Flunders.GroupVersion().String(), "kind": "Flunder", "metadata": map[string]any{"name": "one"}}}
+	if _, err := dyn.Resource(mutator.Flunders).Namespace("default").Create(ctx, f, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create a flunder through kube-apiserver: %v", err)
 	}
-	l, err := dyn.Resource(Flunders).Namespace("default").List(ctx, metav1.ListOptions{})
+	l, err := dyn.Resource(mutator.Flunders).Namespace("default").List(ctx, metav1.ListOptions{})
 	if err != nil || len(l.Items) != 1 || l.Items[0].GetName() != "one" {
 		t.Fatalf("list flunders through kube-apiserver: %v, %d items", err, len(l.Items))
 	}

@@ -166,7 +166,8 @@ func environment(dir, tmp, gates, flags string) *envtest.Environment {
 		api.Configure().Set("feature-gates", gates)
 	}
 	for _, flag := range strings.Split(flags, ",") {
-		if name, value, ok := strings.Cut(flag, "="); ok {
+		name, value, ok := strings.Cut(flag, "=")
+		if f, _ := record.ServerFlagOf(name); ok && !f.Beside { // a server beside it is the caller's to start
 			api.Configure().Set(name, value)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"informer-lab/lab/crd"
+	"informer-lab/lab/mutator"
 	"informer-lab/record"
 
 	corev1 "k8s.io/api/core/v1"
@@ -64,8 +65,8 @@ func New(kind string, cfg *rest.Config, o Options) (Informer, error) {
 		inf, err = typed(cfg, o, kind == record.KindSelector)
 	case record.KindMetadata:
 		inf, err = metadataOnly(cfg, o)
-	case record.KindDynamicCRD, record.KindCBOR:
-		inf, err = dynamicCRD(cfg, o)
+	case record.KindDynamicCRD, record.KindCBOR, record.KindAggregated:
+		inf, err = dynamicOn(cfg, o, Watches(kind, ""))
 	case record.KindCustomListWatch, record.KindCustomListWatchOptOut:
 		inf, err = customListWatch(cfg, o, kind == record.KindCustomListWatchOptOut)
 	case record.KindCR:
@@ -110,10 +111,14 @@ func Selector(kind string) string {
 }
 
 // Watches is the resource the informers of kind watch: the lab's Widgets (lab/crd) for the kinds
-// on its CRD, else core/v1 ConfigMaps, or Secrets for the typed kind with -resource secrets.
+// on its CRD, an aggregated apiserver's Flunders for the aggregated kind, else core/v1
+// ConfigMaps, or Secrets for the typed kind with -resource secrets.
 func Watches(kind, resource string) schema.GroupVersionResource {
-	if record.KindWatchesCRD(kind) {
+	switch {
+	case record.KindWatchesCRD(kind):
 		return crd.GVR
+	case kind == record.KindAggregated:
+		return mutator.Flunders
 	}
 	if resource == "" {
 		resource = record.ResourceConfigMaps
@@ -167,13 +172,14 @@ func metadataOnly(cfg *rest.Config, o Options) (Informer, error) {
 	return newFactory(f.Start, f.Shutdown, f.ForResource(Watches(record.KindMetadata, "")).Informer(), o)
 }
 
-func dynamicCRD(cfg *rest.Config, o Options) (Informer, error) {
+// dynamicOn is a dynamicinformer on gvr, as controllers watch what they have no types for.
+func dynamicOn(cfg *rest.Config, o Options, gvr schema.GroupVersionResource) (Informer, error) {
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, o.Namespace, nil)
-	return newFactory(f.Start, f.Shutdown, f.ForResource(crd.GVR).Informer(), o)
+	return newFactory(f.Start, f.Shutdown, f.ForResource(gvr).Informer(), o)
 }
 
 // running is an informer that runs in a goroutine of its own until its context ends or

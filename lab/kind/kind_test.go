@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"informer-lab/envtestbin"
+	"informer-lab/lab/aggregated"
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/crd"
 	"informer-lab/lab/kind"
@@ -28,7 +30,7 @@ func TestMain(m *testing.M) { lifecycle.TestMain(m) }
 // a fresh LIST (with the kind's selector) returns. With the gate on, the hand-written ListWatch
 // that drops the options it does not know never syncs (this module's client-go, v0.31, does not
 // ask for the opt-out either), nor does controller-runtime v0.19's cache; the other kinds
-// stream and sync.
+// stream and sync, the aggregated one from sample-apiserver through kube-apiserver's aggregator.
 func TestEveryKindOnARealServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -40,6 +42,17 @@ func TestEveryKindOnARealServer(t *testing.T) {
 	if err := crd.Install(ctx, cp.Config); err != nil {
 		t.Fatal(err)
 	}
+	// The aggregated kind's flunders, served by a real sample-apiserver through the aggregator.
+	version := envtestbin.SampleAPIServers[len(envtestbin.SampleAPIServers)-1]
+	bin, err := envtestbin.SampleAPIServer(ctx, envtestbin.Options{NoBuild: true}, version)
+	if err != nil {
+		t.Fatalf("%v (make sample-apiservers)", err)
+	}
+	sample, err := aggregated.Start(ctx, cp, bin, aggregated.NameFor(version), record.AggregatedVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sample.Stop()
 	for _, gate := range []bool{false, true} {
 		setGate(t, gate)
 		for _, k := range record.Kinds {

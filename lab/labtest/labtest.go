@@ -147,6 +147,17 @@ func kindNotServed(t *testing.T, bin, kubeconfig string) {
 			t.Errorf("an informer ran, the server not serving its resource: %s", r.Text())
 		}
 	}
+	// The aggregated kind's flunders: not on this server, and never on the lab's own envtest.
+	for args, want := range map[string]string{
+		"-kubeconfig " + kubeconfig: "error: -kind aggregated watches flunders.wardle.example.com, which this server does not serve",
+		"":                          "error: -kind aggregated watches an aggregated apiserver's flunders, which the lab's own envtest does not run",
+	} {
+		lab := startLab(t, bin, append(strings.Fields(args), "-records", "-", "-kind", record.KindAggregated)...)
+		_, _, stderr, code := lab.end(t, 30*time.Second)
+		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], want) {
+			t.Errorf("%s -kind aggregated: exit %d, stderr:\n%s\nwant exit 2 and one line starting %q", args, code, stderr, want)
+		}
+	}
 }
 
 // notSynced: a user that may not list ConfigMaps gets a 403 on every request of its informers,

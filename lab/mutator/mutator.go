@@ -4,9 +4,11 @@ package mutator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"math/rand"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -21,7 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Op is a write: CREATE, UPDATE (a merge patch of data.tick, or a Widget's spec.tick) or DELETE.
+// Op is a write: CREATE, UPDATE (a merge patch of data.tick, a Widget's spec.tick or a
+// Flunder's tick annotation) or DELETE.
 type Op string
 
 const (
@@ -96,31 +99,37 @@ func Script(seed int64, min int) []Step {
 	return steps
 }
 
-// Target is the resource the writer writes: core/v1 ConfigMaps, or the lab's own Widgets
-// (lab/crd). One code path, the dynamic client's, writes both, so the script means the same
-// writes whatever the informers watch.
+// Target is the resource the writer writes: core/v1 ConfigMaps, the lab's own Widgets
+// (lab/crd), or an aggregated apiserver's Flunders. One code path, the dynamic client's, writes
+// each, so the script means the same writes whatever the informers watch.
 type Target struct {
 	GVR schema.GroupVersionResource
 	// Labels go on every object the target creates, beside the selector label: on a user's
 	// cluster, the run's own label (record.RunLabel), by which the harness finds what it made.
 	Labels map[string]string
-	kind   string // the objects' kind
-	field  string // where the tick goes: a ConfigMap's data, a Widget's spec
+	kind   string   // the objects' kind
+	field  []string // where the tick goes: a ConfigMap's data, a Widget's spec, a Flunder's annotations
 	dyn    dynamic.Interface
 	raw    rest.Interface
 }
 
-// ConfigMaps and Widgets are the two resources a writer can write.
+// ConfigMaps, Widgets and Flunders (an aggregated sample-apiserver's, lab/aggregated) are the
+// resources a writer can write.
 var (
 	ConfigMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	Widgets    = schema.GroupVersionResource{Group: record.CRDGroup, Version: record.CRDVersion, Resource: record.CRDResource}
+	Flunders   = schema.GroupVersionResource{Group: record.AggregatedGroup, Version: record.AggregatedVersion, Resource: record.AggregatedResource}
 )
 
 // TargetFor is the writer of the resource kind watches (record.KindWatchesCRD).
 func TargetFor(cfg *rest.Config, kind string) (*Target, error) {
-	t := &Target{GVR: ConfigMaps, kind: "ConfigMap", field: "data"}
-	if record.KindWatchesCRD(kind) {
-		t.GVR, t.kind, t.field = Widgets, record.CRDKind, "spec"
+	t := &Target{GVR: ConfigMaps, kind: "ConfigMap", field: []string{"data"}}
+	switch {
+	case record.KindWatchesCRD(kind):
+		t.GVR, t.kind, t.field = Widgets, record.CRDKind, []string{"spec"}
+	case kind == record.KindAggregated:
+		// A Flunder's spec holds references that are validated; its annotations take any tick.
+		t.GVR, t.kind, t.field = Flunders, record.AggregatedKind, []string{"metadata", "annotations"}
 	}
 	var err error
 	if t.dyn, err = dynamic.NewForConfig(cfg); err != nil {
@@ -158,7 +167,7 @@ func (t *Target) Object(ns, name string, labelled bool, fields map[string]string
 	for k, v := range fields {
 		values[k] = v
 	}
-	obj.Object[t.field] = values
+	_ = unstructured.SetNestedMap(obj.Object, values, t.field...) // only maps on the way
 	return obj
 }
 
@@ -179,8 +188,13 @@ func (t *Target) Apply(ctx context.Context, ns string, s Step) (string, error) {
 	case Create:
 		return t.Create(ctx, t.Object(ns, s.Name, true, map[string]string{"tick": strconv.Itoa(s.Tick)}))
 	case Update:
-		patch := fmt.Sprintf(`{%q:{"tick":%q}}`, t.field, strconv.Itoa(s.Tick))
-		got, err := res.Patch(ctx, s.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		patch := map[string]any{}
+		_ = unstructured.SetNestedField(patch, strconv.Itoa(s.Tick), append(slices.Clone(t.field), "tick")...)
+		body, err := json.Marshal(patch)
+		if err != nil {
+			return "", err
+		}
+		got, err := res.Patch(ctx, s.Name, types.MergePatchType, body, metav1.PatchOptions{})
 		if err != nil {
 			return "", fmt.Errorf("patch %s %s/%s: %w", t.kind, ns, s.Name, err)
 		}

@@ -72,7 +72,7 @@ func TestCycle(t *testing.T) {
 // Play calls before, writes, and hands wrote the write's record, step after step; an error from
 // wrote ends it, and so does ctx while it waits.
 func TestPlay(t *testing.T) {
-	target := &Target{GVR: ConfigMaps, kind: "ConfigMap", field: "data", dyn: fake.NewSimpleDynamicClient(runtime.NewScheme())}
+	target := &Target{GVR: ConfigMaps, kind: "ConfigMap", field: []string{"data"}, dyn: fake.NewSimpleDynamicClient(runtime.NewScheme())}
 	steps := []Step{{Create, "a", 1}, {Update, "a", 2}, {Create, "b", 3}}
 	var got []string
 	before := func(i int, s Step) error { got = append(got, fmt.Sprintf("before %d %s", i, s.Name)); return nil }

@@ -63,7 +63,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.serverGates, "server-feature-gates", "", `envtest's kube-apiserver settings: feature gates, and flags such as watch-cache=false, e.g. "WatchList=false"`)
 	fs.StringVar(&o.fault, "fault", "", "inject a fault half-way through the writes: "+strings.Join(injectionNames(), ", "))
 	fs.StringVar(&o.scenario, "scenario", record.ScenarioSteady, "what happens once the labs have synced: "+strings.Join(Scenarios, ", ")+"; or fault:NAME, a server that does not play along: "+strings.Join(proxyFaults(), ", "))
-	fs.StringVar(&o.kind, "kind", record.KindTypedConfigMaps, "the labs' kind of informer: "+strings.Join(record.Kinds, ", "))
+	fs.StringVar(&o.kind, "kind", "", "the labs' kind of informer: "+strings.Join(record.Kinds, ", ")+" (default "+record.KindTypedConfigMaps+"; "+record.KindAggregated+" on a server with "+record.SettingAggregated+"=VERSION)")
 	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, "fault scenarios and kinds other than "+record.KindTypedConfigMaps+": how long the informers may take to sync before a cell says \"not synced after\" this")
 	fs.DurationVar(&o.watchTimeout, "watch-timeout", 3*time.Second, strings.Join(Proxied(), " and ")+": how long each watch lasts once established (a streaming list: once its initial events have ended), before the proxy between labs and server ends it as kube-apiserver does at a timeout")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scenario (same seed, same writes)")
@@ -96,7 +96,7 @@ func (o options) check() error {
 	if err := ValidateScenario(o.scenario); err != nil {
 		return fmt.Errorf("-scenario: %w", err)
 	}
-	if !record.IsKind(o.kind) {
+	if o.kind != "" && !record.IsKind(o.kind) {
 		return fmt.Errorf("-kind must be one of %s, got %q", strings.Join(record.Kinds, ", "), o.kind)
 	}
 	switch {
@@ -110,6 +110,9 @@ func (o options) check() error {
 	}
 	if _, _, err := record.SplitServerSettings(o.serverGates); err != nil {
 		return fmt.Errorf("-server-feature-gates: %w", err)
+	}
+	if why := record.KindNotApplicableOn(o.kind, o.serverGates); why != "" && o.kubeconfig == "" {
+		return fmt.Errorf("-kind %s: %s: add it to -server-feature-gates, e.g. %s=0.34.13", o.kind, strings.TrimPrefix(why, "n/a: "), record.SettingAggregated)
 	}
 	_, err := injectionOf(o.fault)
 	return err

@@ -232,6 +232,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-kubeconfig", "/no/such/kubeconfig", "-fault", "kill-apiserver"}, "-fault kill-apiserver on a cluster (-kubeconfig): needs the server's processes"},
 		{[]string{"-kubeconfig", "/no/such/kubeconfig", "-kind", "dynamic-crd"}, "needs a CustomResourceDefinition (cluster-scoped)"},
 		{[]string{"-kubeconfig", "/no/such/kubeconfig", "-labs", "client-v031"}, "kubeconfig /no/such/kubeconfig: no such file"},
+		{[]string{"-kind", "aggregated"}, "-kind aggregated: needs an aggregated apiserver (the server setting aggregated=VERSION): add it to -server-feature-gates"},
+		{[]string{"-kind", "aggregated", "-server-feature-gates", "aggregated=0.34.13", "-scenario", "direct-list"}, "scenario direct-list with kind aggregated: the direct List() lists ConfigMaps"},
+		{[]string{"-kubeconfig", "/no/such/kubeconfig", "-kind", "aggregated"}, "needs an aggregated apiserver the harness registers"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Run(context.Background(), append([]string{"-out", t.TempDir()}, tc.args...), &stdout, &stderr)

@@ -186,10 +186,13 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 // leaves to the kind: the kind itself when "", and the server gates it needs.
 func newEnv(s Spec) (*env, error) {
 	if s.Kind == "" {
-		s.Kind = record.KindTypedConfigMaps
+		s.Kind = record.DefaultKind(s.ServerGates)
 	}
 	if !record.IsKind(s.Kind) {
 		return nil, cli.Usage(fmt.Errorf("unknown informer kind %q: the kinds are %s", s.Kind, strings.Join(record.Kinds, ", ")))
+	}
+	if why := record.ScenarioNotApplicable(s.Scenario, s.Kind); why != "" {
+		return nil, cli.Usage(fmt.Errorf("scenario %s with kind %s: %s", s.Scenario, s.Kind, strings.TrimPrefix(why, "n/a: ")))
 	}
 	if g := record.KindServerGates(s.Kind); g != "" {
 		s.ServerGates = strings.Trim(s.ServerGates+","+g, ",")
@@ -380,8 +383,11 @@ func (e *env) play() error {
 	}
 	e.out.Setup("", record.StepWriteDone, fmt.Sprint(e.writes), "")
 	// Only informers that synced must deliver the writes; one that did not is already the finding.
-	// Delivered means what compare means (record.Delivers), in any order (labproc.Proc.Missing).
-	delivered := func(lp *labproc.Proc) bool { return !lp.Synced(watchers...) || lp.Missing(e.expect, watchers...) == 0 }
+	// Delivered means what compare means (record.Delivers), in any order (labproc.Proc.Missing),
+	// and the watch that follows a LIST answered, so that stopping the labs cuts no handshake.
+	delivered := func(lp *labproc.Proc) bool {
+		return !lp.Synced(watchers...) || lp.Missing(e.expect, watchers...) == 0 && lp.WatchAnswered(watchers...)
+	}
 	if err := waitFor(e.ctx, e.procs, e.SyncTimeout, delivered); err != nil {
 		if e.ctx.Err() != nil {
 			return e.failed("waiting for the writes to arrive", err)

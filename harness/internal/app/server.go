@@ -10,6 +10,7 @@ import (
 	"informer-lab/envtestbin"
 	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/cluster"
+	"informer-lab/lab/aggregated"
 	"informer-lab/lab/controlplane"
 	"informer-lab/record"
 
@@ -48,12 +49,39 @@ func server(ctx context.Context, o Spec, tmp string, out *record.Writer, say fun
 	}
 	say("envtest control plane %s up in %s", ct.Version, time.Since(start).Round(time.Millisecond))
 	out.Setup("", record.StepServer, ct.Version, o.ServerGates)
-	if t.kubeconfig, err = adminKubeconfig(ct.CP, tmp); err != nil {
+	stopAggregated, err := startAggregated(ctx, ct.CP, record.AggregatedOf(o.ServerGates), say)
+	if err != nil {
 		ct.Stop()
 		return nil, err
 	}
-	t.stop = func() { ct.Stop(); os.Remove(t.kubeconfig) }
+	if t.kubeconfig, err = adminKubeconfig(ct.CP, tmp); err != nil {
+		stopAggregated()
+		ct.Stop()
+		return nil, err
+	}
+	t.stop = func() { stopAggregated(); ct.Stop(); os.Remove(t.kubeconfig) }
 	return t, nil
+}
+
+// startAggregated runs sample-apiserver version (built into the store the first time) beside
+// cp, registered with its aggregator for the group version the aggregated kind watches; none
+// when version is "". The returned func stops it.
+func startAggregated(ctx context.Context, cp *controlplane.ControlPlane, version string, say func(string, ...any)) (func(), error) {
+	if version == "" {
+		return func() {}, nil
+	}
+	bin, err := envtestbin.SampleAPIServer(ctx, envtestbin.Options{Progress: cli.Lines(say)}, version)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	s, err := aggregated.Start(ctx, cp, bin, aggregated.NameFor(version), record.AggregatedVersion)
+	if err != nil {
+		return nil, err
+	}
+	say("aggregated apiserver: sample-apiserver %s serves %s/%s through kube-apiserver's aggregator, up in %s",
+		version, record.AggregatedGroup, record.AggregatedVersion, time.Since(start).Round(time.Millisecond))
+	return func() { s.Stop() }, nil
 }
 
 // provisioned refuses an envtest version that is not built: only the default one is built on

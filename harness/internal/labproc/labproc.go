@@ -66,6 +66,10 @@ type Proc struct {
 	// Per tag, the latest watch that the server accepted (HTTP 200) and the latest sign of a
 	// watch that failed (a refused watch, an ERROR event such as 410 Gone, a broken stream).
 	watchOK, watchBad map[string]time.Time
+	// Per tag, whether its latest request was a LIST: the reflector's watch after it has not
+	// been answered yet. An informer reports synced once it holds the LIST's items, which can be
+	// before that watch's response arrives.
+	listedLast map[string]bool
 }
 
 // Start runs bin with args; its JSON records (stdout) go to logPath, its stderr to errPath.
@@ -79,8 +83,7 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 		logFile.Close()
 		return nil, err
 	}
-	p := &Proc{Name: name, synced: map[string]bool{}, events: map[string]map[string][]record.Record{}, stderr: errPath,
-		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}}
+	p := newProc(name, errPath)
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = errFile
 	p.proc, err = process.Start(cmd, process.Options{What: "lab " + name, Stdout: func(line []byte) {
@@ -102,11 +105,20 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 	return p, nil
 }
 
+func newProc(name, stderr string) *Proc {
+	return &Proc{Name: name, stderr: stderr, synced: map[string]bool{}, events: map[string]map[string][]record.Record{},
+		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}, listedLast: map[string]bool{}}
+}
+
+// note keeps what the harness waits on from one of the lab's records.
 func (p *Proc) note(r record.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if r.Kind == record.Setup {
 		p.setups = append(p.setups, r)
+	}
+	if r.Kind == record.HTTP {
+		p.listedLast[r.Tag] = !record.IsWatch(r)
 	}
 	switch {
 	case r.Kind == record.Setup && r.Step == record.StepSynced:
@@ -138,6 +150,20 @@ func (p *Proc) Watching(since time.Time, stable time.Duration, tags ...string) b
 	for _, t := range tags {
 		ok := p.watchOK[t]
 		if !ok.After(since) || !ok.After(p.watchBad[t]) || time.Since(ok) < stable {
+			return false
+		}
+	}
+	return true
+}
+
+// WatchAnswered reports whether every one of tags has had its latest request answered as a
+// watch: a run that stops a lab just after its informers synced would otherwise cut the watch
+// that completes a LIST→WATCH handshake before the server answered it (WATCH(error)).
+func (p *Proc) WatchAnswered(tags ...string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range tags {
+		if p.listedLast[t] {
 			return false
 		}
 	}

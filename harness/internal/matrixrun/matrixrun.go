@@ -4,6 +4,7 @@
 package matrixrun
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -57,8 +58,11 @@ const VariantsAlias = "variants"
 
 // VariantsDocsServers are docs/servers.md's columns, real servers that are not one plain
 // kube-apiserver: without the watch cache on the oldest server with WatchList on by default, the
-// first behind client-go v0.35's default, and the newest.
-const VariantsDocsServers = "1.32.13:watch-cache=false,1.34.4:watch-cache=false,1.37.2:watch-cache=false"
+// first behind client-go v0.35's default, and the newest; and that first one with a real
+// aggregated apiserver of each version make sample-apiservers builds, whose WatchList defaults
+// differ (their columns run the aggregated kind).
+const VariantsDocsServers = "1.32.13:watch-cache=false,1.34.4:watch-cache=false,1.37.2:watch-cache=false," +
+	"1.34.4:aggregated=0.33.5,1.34.4:aggregated=0.34.13"
 
 // KindsAliases name every informer kind of record.Kinds at once: `make matrix KINDS=all`.
 var KindsAliases = []string{"all", "kinds"}
@@ -111,7 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "a column for this cluster too (make matrix KUBECONFIG=path): every run works in one namespace the matrix creates, once the user is known to have every permission it needs, and deletes; scenarios that need the server's processes are n/a there")
 	fs.StringVar(&o.kubeContext, "context", "", "with --kubeconfig: the kubeconfig's context to use (default: its current-context)")
 	fs.StringVar(&o.scenarios, "scenarios", "", "comma-separated scenarios; default: "+strings.Join(app.Scenarios, ",")+`; fault:NAME[=N] for a server that does not play along, "faults" for all of `+strings.Join(FaultScenarios, ","))
-	fs.StringVar(&o.kinds, "kinds", "", "comma-separated informer kinds, one run per server, scenario and kind: "+strings.Join(record.Kinds, ", ")+`; "all" for every one; default: `+record.KindTypedConfigMaps+" only (no kind axis)")
+	fs.StringVar(&o.kinds, "kinds", "", "comma-separated informer kinds, one run per server, scenario and kind: "+strings.Join(record.Kinds, ", ")+`; "all" for every one a plain kube-apiserver runs; default: `+record.KindTypedConfigMaps+" only (no kind axis)")
 	fs.DurationVar(&o.syncWait, "sync-wait", 60*time.Second, `fault scenarios and informer kinds other than `+record.KindTypedConfigMaps+`: how long the informers may take to sync before a cell says "not synced after" this`)
 	fs.BoolVar(&o.docs, "docs", false, "also write docs/matrix.md (a grid with a kind axis: docs/kinds.md; of faults only: docs/faults.md; of servers with flags only: docs/servers.md) and the cells' logs beside it (the full grid, -kinds all, -scenarios faults and -servers variants do this by default)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the write scripts (same seed, same writes)")
@@ -202,8 +206,10 @@ func (o options) grid() (grid, error) {
 	for _, k := range split(o.kinds, []string{record.KindTypedConfigMaps}) {
 		switch {
 		case slices.Contains(KindsAliases, k):
+			// Every kind a plain kube-apiserver runs: the aggregated kind's columns are
+			// docs/servers.md's (a server with aggregated=VERSION).
 			for _, k := range record.Kinds {
-				if !slices.Contains(g.kinds, k) {
+				if !slices.Contains(g.kinds, k) && record.KindNotApplicableOn(k, "") == "" {
 					g.kinds = append(g.kinds, k)
 				}
 			}
@@ -567,14 +573,21 @@ func clusterColumn(cl *cluster.Cluster, ns string, f cluster.Features) column {
 }
 
 // applicable splits the cells of a run of scenario sc and kind in column col: those to start,
-// and why each other one cannot run ("n/a: …", record.KindNotApplicable, and on the cluster
-// record.ClusterNotApplicable), by cell name.
+// and why each other one cannot run ("n/a: …", record.KindNotApplicable, on the cluster
+// record.ClusterNotApplicable, record.KindNotApplicableOn the column's settings and
+// record.ScenarioNotApplicable), by cell name.
 func applicable(sc, kind string, cells []app.Cell, col column) (run []app.Cell, na map[string]string) {
 	na = map[string]string{}
 	for _, c := range cells {
 		why := record.KindNotApplicable(kind, record.Minor(c.ClientGo), record.Minor(col.Version))
 		if col.namespace != "" && why == "" {
 			why = record.ClusterNotApplicable(sc, kind)
+		}
+		if why == "" {
+			why = record.KindNotApplicableOn(kind, col.FeatureGates)
+		}
+		if why == "" {
+			why = record.ScenarioNotApplicable(sc, cmp.Or(kind, record.DefaultKind(col.FeatureGates)))
 		}
 		if why != "" {
 			na[c.Name] = why

@@ -231,7 +231,7 @@ func connect(ctx context.Context, o options, say func(string, ...any)) (*rest.Co
 				stop()
 				return nil, "", nil, err
 			}
-			s, err := aggregated.Start(ctx, cp, bin, "sample-v"+strings.ReplaceAll(v, ".", "-"), aggregated.GroupVersions[i])
+			s, err := aggregated.Start(ctx, cp, bin, aggregated.NameFor(v), aggregated.GroupVersions[i])
 			if err != nil {
 				stop()
 				return nil, "", nil, err
