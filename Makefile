@@ -39,6 +39,8 @@ observe: $(if $(ON_CLUSTER),,envtest) ## run CMD (any client: kubectl, a control
 	"$(CURDIR)/out/bin/observe" $(CLUSTER_FLAGS) $(ARGS) -- $(CMD)
 
 test: envtest kubectl sample-apiservers ## every module's tests, against a real envtest apiserver
+	@# The second kube-apiserver of the upgrade column the tests run (envtestbin.UpgradeVersion).
+	cd envtestbin && GOWORK=off go run ./cmd/provision -version upgrade
 	hack/test.sh
 
 envtest: ## build kube-apiserver + etcd $(K8S_VERSION) from the Go module proxy (once; later runs reuse)

@@ -123,6 +123,10 @@ func answering(kind, serverGates, serverVersion string) (gates, version string) 
 	return serverGates, serverVersion
 }
 
+// SameVersion reports whether two spellings name one Kubernetes version: "v1.32.13" (what
+// /version says) and "1.32.13" (what the harness's balancer names a server).
+func SameVersion(a, b string) bool { return strings.TrimPrefix(a, "v") == strings.TrimPrefix(b, "v") }
+
 // Minor is the minor version of a client-go ("v0.35.10": 35) or Kubernetes ("v1.37.2", "1.37.2":
 // 37) version, 0 when version is not one.
 func Minor(version string) int {

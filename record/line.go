@@ -143,6 +143,9 @@ func writeHTTP(b *strings.Builder, r Record, query, errText, detail string) {
 		if r.Encoding != "" {
 			b.WriteString(" " + r.Encoding)
 		}
+		if r.Server != "" {
+			b.WriteString(" from " + r.Server)
+		}
 	}
 	if r.Accept != "" {
 		b.WriteString(" (accept " + r.Accept + ")")

@@ -48,6 +48,9 @@ type Record struct {
 	Encoding    string `json:"encoding,omitempty"` // the response's Content-Encoding as the server sent it ("gzip"), before the client's transport decompressed it
 	Error       string `json:"error,omitempty"`
 	Millis      int64  `json:"ms,omitempty"` // time to response headers
+	// Server is the kube-apiserver that answered, where a balancer in front of several named it
+	// (ServerHeader): its version.
+	Server string `json:"server,omitempty"`
 
 	// LIST, WATCH-EVENT, MUTATOR, HANDLER
 	Event       string            `json:"event,omitempty"` // ADDED MODIFIED DELETED BOOKMARK ERROR; CREATE UPDATE DELETE for writes

@@ -16,6 +16,7 @@ const (
 	StepReexec     = "reexec"        // the lab rebuilt itself outside go.work to link its pin; Value says how
 	StepGate       = "gate"          // Value: WatchListClient on|off; Detail: who set it
 	StepServer     = "server"        // Value: kube-apiserver version; Detail: feature gates (harness) or how attached (lab)
+	StepPeer       = "peer"          // harness, upgrade=: Value: the second kube-apiserver's version; Detail: how the labs reach both
 	StepSynced     = "synced"        // Tag: the informer that reported HasSynced
 	StepFault      = "fault"         // something went wrong; Detail says what
 	StepStopped    = "stopped"       // the writer of this log stopped cleanly
@@ -283,17 +284,34 @@ type ServerFlag struct {
 // registered with its aggregator: "aggregated=0.33.5".
 const SettingAggregated = "aggregated"
 
+// SettingUpgrade runs a second kube-apiserver, of the version it names, on the same etcd, and
+// puts both behind one round-robin balancer (the harness's proxy): a control plane in the middle
+// of an upgrade, "1.34.4:upgrade=1.33.13".
+const SettingUpgrade = "upgrade"
+
+// ServerHeader is the response header in which the harness's balancer names the kube-apiserver
+// that answered a request (its version); the labs' wire records it (Record.Server).
+const ServerHeader = "X-Informer-Lab-Server"
+
 // ServerFlags are the flags a server's settings may set.
 var ServerFlags = []ServerFlag{
 	{Name: "watch-cache", Doc: "`watch-cache=false`: kube-apiserver without its watch cache (the Cacher): every list and watch is served by the etcd storage, and a streaming list is a consistent read from etcd followed by the end bookmark."},
+	{Name: SettingUpgrade, Beside: true, Doc: "`upgrade=1.33.13`: a second kube-apiserver, v1.33.13, on the same etcd with the same flags and certificates, and both behind a round-robin balancer the harness runs (its proxy: each request to the next server, the answering one named in the " + ServerHeader + " response header): a control plane in the middle of an upgrade. The labs connect to the balancer; the writer writes to the first server."},
 	{Name: SettingAggregated, Beside: true, Doc: "`aggregated=0.33.5`: k8s.io/sample-apiserver v0.33.5, built from the Go module proxy, runs beside kube-apiserver on its etcd and is registered with kube-apiserver's aggregator (an APIService for " + AggregatedGroup + "/" + AggregatedVersion + "); the `aggregated` kind's informers watch its " + AggregatedResource + " through kube-apiserver."},
 }
 
 // AggregatedOf is the sample-apiserver version settings register (aggregated=VERSION), "" when
 // they register none.
-func AggregatedOf(settings string) string {
+func AggregatedOf(settings string) string { return settingOf(settings, SettingAggregated) }
+
+// UpgradeOf is the version of the second kube-apiserver settings start (upgrade=VERSION), ""
+// when they start none.
+func UpgradeOf(settings string) string { return settingOf(settings, SettingUpgrade) }
+
+// settingOf is the value of flag name in settings, "" when they do not set it.
+func settingOf(settings, name string) string {
 	for _, item := range strings.Split(settings, ",") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(item), SettingAggregated+"="); ok {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(item), name+"="); ok {
 			return v
 		}
 	}

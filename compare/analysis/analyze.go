@@ -58,6 +58,9 @@ type LabReport struct {
 	Initial  []string                   // normalized lines of the initial phase
 	Steady   []string                   // normalized lines of the steady phase
 	Verdict  LabVerdict                 // the judgement every renderer shows
+	// Per tag: the server that accepted its last watch before an injected fault, where a
+	// balancer named it (record.Record.Server)
+	watchedOn map[string]string
 }
 
 // Watcher is one informer's steady phase.
@@ -173,7 +176,7 @@ func (rep *Report) failer(lab string) failFunc {
 // analyzeLab reads one lab's log and judges it (LabReport.Verdict) by its scenario's Check.
 func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 	lr := &LabReport{Name: lab.Name, Sync: map[string]Handshake{}, Watchers: map[string]*Watcher{}, Caches: map[string]string{},
-		Rewatch: map[string]int{}, Broken: map[string]int{}, Reread: map[string]bool{}, Received: map[string]record.Stats{}}
+		Rewatch: map[string]int{}, watchedOn: map[string]string{}, Broken: map[string]int{}, Reread: map[string]bool{}, Received: map[string]record.Stats{}}
 	caches := rep.readLab(lr, lab.Records)
 	initial, steady, unsynced := splitPhases(lab.Records)
 	lr.Unsynced = unsynced
@@ -185,20 +188,64 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 	}
 	lr.Direct = directList(lab.Direct)
 	// Against a server that does not play along nothing is expected: what happened is the result.
-	want := record.KindExpectedShape(lr.Kind, lr.ClientGo, lr.Gate, rep.ServerGates, rep.Server)
-	if rep.scenario().Check == record.CheckFault {
-		want = anyShape
-	} else {
-		lr.Want = want
+	// Each informer expects what the server its first request met implies (a balancer in front
+	// of two versions may send A's to one and B's to the other).
+	wantOf := func(server string) string {
+		if rep.scenario().Check == record.CheckFault {
+			return anyShape
+		}
+		return record.KindExpectedShape(lr.Kind, lr.ClientGo, lr.Gate, rep.ServerGates, server)
 	}
+	wants := map[string]string{}
+	for _, tag := range lr.Tags {
+		wants[tag] = wantOf(answeredBy(before[tag], rep.Server))
+	}
+	lr.Want = wantText(lr.Tags, wants, wantOf(rep.Server))
 	fail := rep.failer(lab.Name)
 	rep.checkLab(lr, fail)
 	for _, tag := range lr.Tags {
-		rep.judgeInformer(lr, informerLog{tag, before[tag], steady, caches[tag]}, want, fail)
+		rep.judgeInformer(lr, informerLog{tag, before[tag], steady, caches[tag]}, wants[tag], fail)
 	}
 	lr.Verdict.SteadyExcuse = rep.labExcuse(lr)
 	lr.Verdict.Recovered = rep.recovered(lr.Verdict)
 	return lr
+}
+
+// answeredBy is the version of the kube-apiserver that answered an informer's first request,
+// where a balancer in front of several named it (record.ServerHeader), else server: the one the
+// informer's first request meets decides what its initial sync can be.
+func answeredBy(reqs []record.Record, server string) string {
+	for _, r := range reqs {
+		if r.Kind == record.HTTP && r.Server != "" {
+			return r.Server
+		}
+		if r.Kind == record.HTTP {
+			break
+		}
+	}
+	return server
+}
+
+// wantText is the shape each informer's gates imply, once when they all imply the same (def
+// when the lab has no informer), else per informer: "A: STREAM; B: LIST→WATCH". A fault
+// scenario expects nothing: "".
+func wantText(tags []string, wants map[string]string, def string) string {
+	var parts []string
+	for _, tag := range tags {
+		if wants[tag] != wants[tags[0]] {
+			for _, tag := range tags {
+				parts = append(parts, tag+": "+wants[tag])
+			}
+			return strings.Join(parts, "; ")
+		}
+	}
+	if len(tags) > 0 {
+		def = wants[tags[0]]
+	}
+	if def == anyShape {
+		return ""
+	}
+	return def
 }
 
 // readLab takes the lab's facts from its records: its SETUP records, its informers' tags and
@@ -212,6 +259,9 @@ func (rep *Report) readLab(lr *LabReport, recs []record.Record) map[string]*reco
 			tags[r.Tag] = true
 			if !rep.InjectedAt.IsZero() && r.Time.After(rep.InjectedAt) && record.IsWatch(r) && r.Status == 200 {
 				lr.Rewatch[r.Tag]++
+			}
+			if !rep.InjectedAt.IsZero() && r.Time.Before(rep.InjectedAt) && record.IsWatch(r) && r.Status == 200 {
+				lr.watchedOn[r.Tag] = r.Server
 			}
 		case r.Kind != record.Setup:
 		case r.Step == record.StepClientGo:
@@ -291,7 +341,7 @@ func (rep *Report) judgeHandshake(lr *LabReport, iv *InformerVerdict, before []r
 	if h.Cut > 0 {
 		lr.Verdict.Findings = append(lr.Verdict.Findings, cutFinding(iv.Tag, h.Cut, rep.scenario().Rewatches))
 	}
-	iv.Agrees = lr.Want == "" || (h.judgedShape() == lr.Want && iv.Synced)
+	iv.Agrees = want == anyShape || want == "" || (h.judgedShape() == want && iv.Synced)
 }
 
 // waitedFor says the run gave its informers a time to sync (fault scenarios, informer kinds)
@@ -316,6 +366,10 @@ func (rep *Report) judgeSteady(lr *LabReport, iv *InformerVerdict, steady []reco
 // re-establish their watches.
 func (rep *Report) judgeRewatch(lr *LabReport, iv *InformerVerdict, fail failFunc) {
 	tag, s := iv.Tag, rep.scenario()
+	if on := lr.watchedOn[tag]; rep.Injected != "" && lr.Rewatch[tag] == 0 && on != "" && !record.SameVersion(on, rep.Server) {
+		iv.Kept, iv.Back = on, true // the restart took down the other server
+		return
+	}
 	if rep.Injected != "" && lr.Rewatch[tag] == 0 {
 		fail("%s: no new watch after the injected fault: it did not reconnect", tag)
 	}

@@ -45,6 +45,10 @@ type InformerVerdict struct {
 	// it never was); Back says it was. Empty without an injected fault.
 	Recovery []Step
 	Back     bool
+	// Kept names the server that kept its watch through the injected fault, behind a balancer
+	// in front of two (the fault took down the other one): it had nothing to recover (Back,
+	// Recovery empty).
+	Kept string `json:",omitempty"`
 }
 
 // Agrees says every informer of the lab agrees with what its gates imply.
@@ -133,7 +137,7 @@ func (rep *Report) recovered(v LabVerdict) *time.Duration {
 	synced := 0
 	for _, iv := range v.Informers {
 		switch {
-		case !iv.Synced:
+		case !iv.Synced, iv.Kept != "":
 			continue
 		case !iv.Back:
 			return nil

@@ -218,7 +218,7 @@ func recoveryVerdict(rep *analysis.Report, l *analysis.LabReport) (string, *int6
 	for _, iv := range l.Verdict.Informers {
 		if iv.Synced {
 			p := compress(iv.Recovery, analysis.Token)
-			p.back = iv.Back
+			p.back, p.kept = iv.Back, iv.Kept
 			pats[iv.Tag] = p
 		}
 	}
@@ -234,6 +234,7 @@ func recoveryVerdict(rep *analysis.Report, l *analysis.LabReport) (string, *int6
 type pattern struct {
 	analysis.Pattern
 	back bool
+	kept string // the server that kept the informer's watch through the fault (InformerVerdict.Kept)
 }
 
 func compress(steps []analysis.Step, name func(analysis.Step) string) pattern {
@@ -244,7 +245,10 @@ func compress(steps []analysis.Step, name func(analysis.Step) string) pattern {
 // they become ranges), else each informer's.
 func mergePatterns(l *analysis.LabReport, pats map[string]pattern, none string, recovery bool) string {
 	text := func(p pattern) string {
-		if len(p.Units) == 0 {
+		switch {
+		case p.kept != "":
+			return "watch kept on " + p.kept
+		case len(p.Units) == 0:
 			return none
 		}
 		s := p.Spell(recovery)
@@ -271,7 +275,7 @@ func mergePatterns(l *analysis.LabReport, pats map[string]pattern, none string, 
 	merged, same := pats[tags[0]], true
 	for _, tag := range tags[1:] {
 		p := pats[tag]
-		if merged.Pattern, same = merged.Merge(p.Pattern); !same || p.back != merged.back {
+		if merged.Pattern, same = merged.Merge(p.Pattern); !same || p.back != merged.back || p.kept != merged.kept {
 			same = false
 			break
 		}

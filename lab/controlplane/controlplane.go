@@ -48,6 +48,7 @@ type ControlPlane struct {
 	env           *envtest.Environment
 	restarted     *process.Process // a kube-apiserver started again after KillAPIServer; ours to stop
 	restartArgs   []string         // the killed kube-apiserver's command line
+	peers         []*Peer          // second kube-apiservers on its etcd (StartPeer)
 	tmp           string           // etcd's data and kube-apiserver's certificates
 }
 
@@ -181,6 +182,7 @@ func (cp *ControlPlane) Stop() error {
 	}
 	env := cp.env
 	cp.env = nil
+	cp.stopPeers()
 	cp.stopRestarted()
 	err := env.Stop()
 	if rmErr := os.RemoveAll(cp.tmp); err == nil {

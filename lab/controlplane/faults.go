@@ -12,8 +12,6 @@ import (
 
 	"informer-lab/lab/process"
 	"informer-lab/lab/procs"
-
-	"k8s.io/client-go/kubernetes"
 )
 
 // EtcdPID returns the process id of this control plane's etcd.
@@ -77,35 +75,22 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
 			return fmt.Errorf("kube-apiserver's port still busy 30s after it was killed: %w", err)
 		}
 	}
+	log := &tail{}
 	p, err := process.Start(exec.Command(cp.restartArgs[0], cp.restartArgs[1:]...),
-		process.Options{What: "kube-apiserver (restarted)", StopSignal: syscall.SIGTERM})
+		process.Options{What: "kube-apiserver (restarted)", StopSignal: syscall.SIGTERM, Stdout: log.add, Stderr: log.add})
 	if err != nil {
 		return err
 	}
 	cp.restarted = p
-	cs, err := kubernetes.NewForConfig(cp.Config)
-	if err != nil {
-		return err
-	}
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(60 * time.Second)
-	for {
+	if _, err := waitReady(ctx, cp.Config, p, log); err != nil {
 		select {
-		case <-p.Done():
+		case <-p.Done(): // it exited: nothing left to stop
 			cp.restarted = nil
-			_, err := p.Exited()
-			return fmt.Errorf("restarted kube-apiserver exited: %v", err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline:
-			return fmt.Errorf("restarted kube-apiserver not ready within 60s")
-		case <-tick.C:
-			if body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err == nil && string(body) == "ok" {
-				return nil
-			}
+		default:
 		}
+		return fmt.Errorf("restarted kube-apiserver: %w", err)
 	}
+	return nil
 }
 
 // CrashAPIServer kills kube-apiserver with SIGKILL, keeps it down for down (clients see their

@@ -88,6 +88,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	rec.Status = resp.StatusCode
 	rec.ContentType = resp.Header.Get("Content-Type")
 	rec.Encoding = resp.Header.Get("Content-Encoding") // before measure takes the gzip off
+	rec.Server = resp.Header.Get(record.ServerHeader)
 	size := measure(resp, askedGzip, t.count)
 	if resp.StatusCode >= 400 {
 		rec.Detail = statusMessage(resp)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +126,41 @@ func TestJSONAndProtobufDecodeAlike(t *testing.T) {
 	}
 	if a, b := strings.Join(got[0], "\n"), strings.Join(got[1], "\n"); a != b || len(got[0]) != 1+len(steps) {
 		t.Errorf("JSON and protobuf records differ (want 1 LIST + %d events each):\njson:\n%s\nprotobuf:\n%s", len(steps), a, b)
+	}
+}
+
+// Behind a balancer that names the kube-apiserver that answered (record.ServerHeader), the HTTP
+// record says which one, and its line shows it; without the header, neither does.
+func TestRecordsTheAnsweringServer(t *testing.T) {
+	for _, server := range []string{"1.33.13", ""} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if server != "" {
+				w.Header().Set(record.ServerHeader, server)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"no","code":404}`)
+		}))
+		var logs, text bytes.Buffer
+		rt := wire.Wrap("A", record.NewWriter("test", &logs, &text))(http.DefaultTransport)
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/api/v1/namespaces/default/configmaps/x", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		srv.Close()
+		recs, err := record.Read(&logs, "log")
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("records %v, %v: want one", recs, err)
+		}
+		if recs[0].Server != server {
+			t.Errorf("header %q: record's server %q", server, recs[0].Server)
+		}
+		if got := strings.Contains(text.String(), " from "+server); got != (server != "") {
+			t.Errorf("header %q: line %q", server, text.String())
+		}
 	}
 }

@@ -125,6 +125,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir strin
 	if err != nil {
 		return "", exitUsage, err
 	}
+	// Before the labs' builds (minutes, cold): a server version that is not built is bad input.
+	if err := provisioned(ctx, Spec{Kubeconfig: o.kubeconfig, ServerVersion: o.serverVersion, ServerGates: o.serverGates}); err != nil {
+		return "", exitUsage, err
+	}
 	runDir, err = rundir.New(o.out, "", time.Now())
 	if err != nil {
 		return "", exitRun, err

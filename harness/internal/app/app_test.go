@@ -235,6 +235,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-kind", "aggregated"}, "-kind aggregated: needs an aggregated apiserver (the server setting aggregated=VERSION): add it to -server-feature-gates"},
 		{[]string{"-kind", "aggregated", "-server-feature-gates", "aggregated=0.34.13", "-scenario", "direct-list"}, "scenario direct-list with kind aggregated: the direct List() lists ConfigMaps"},
 		{[]string{"-kubeconfig", "/no/such/kubeconfig", "-kind", "aggregated"}, "needs an aggregated apiserver the harness registers"},
+		{[]string{"-server-feature-gates", "upgrade=1.99.0"}, "kube-apiserver 1.99.0 is not provisioned: run `make envtest K8S_VERSION=1.99.0` first"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Run(context.Background(), append([]string{"-out", t.TempDir()}, tc.args...), &stdout, &stderr)

@@ -259,10 +259,13 @@ func (e *env) startServer(tmp string) ([]Cell, error) {
 // upstream with the kubeconfig's own credentials (onCluster refused what needs the server's
 // processes).
 func (e *env) labsKubeconfig(tmp string) (string, error) {
-	if !e.sc.proxy {
+	if !e.sc.proxy && len(e.t.servers) == 0 {
 		return e.t.kubeconfig, nil
 	}
-	opts := proxy.Options{WatchTimeout: e.WatchTimeout, Fault: e.sc.fault}
+	opts := proxy.Options{Fault: e.sc.fault, Servers: e.t.servers}
+	if e.sc.proxy {
+		opts.WatchTimeout = e.WatchTimeout
+	}
 	if e.sc.fault != nil {
 		opts.WatchTimeout = 0 // a hang must last as long as the client's own timeout
 	}
@@ -345,7 +348,7 @@ func (e *env) labArgs(c Cell, kubeconfig string) []string {
 // startMonitor watches etcd, kube-apiserver and the labs until Close: the first to die cancels
 // the run, with a cause that names it.
 func (e *env) startMonitor(cancel context.CancelCauseFunc) {
-	e.mon = &monitor{cancel: cancel, cp: e.t.cp, procs: e.procs}
+	e.mon = &monitor{cancel: cancel, cp: e.t.cp, peers: e.t.peers, procs: e.procs}
 	if e.t.cp != nil {
 		e.mon.etcdPID, _ = e.t.cp.EtcdPID()
 	}
@@ -467,6 +470,18 @@ func startProxy(t *target, opts proxy.Options, tmp string, out *record.Writer) (
 
 // proxyDoes says in a few words what the proxy does to the labs' requests.
 func proxyDoes(opts proxy.Options) string {
+	if len(opts.Servers) > 0 {
+		var names []string
+		for _, s := range opts.Servers {
+			names = append(names, s.Name)
+		}
+		balance := "round-robin over kube-apiservers " + strings.Join(names, " and ")
+		if opts.Fault == nil && opts.WatchTimeout == 0 {
+			return balance
+		}
+		opts.Servers = nil
+		return balance + ", " + proxyDoes(opts)
+	}
 	switch {
 	case opts.Fault != nil:
 		return "fault " + opts.Fault.String()

@@ -78,6 +78,7 @@ func injectionNames() []string {
 type monitor struct {
 	cancel  context.CancelCauseFunc
 	cp      *controlplane.ControlPlane
+	peers   []*controlplane.Peer // a second kube-apiserver (upgrade=)
 	etcdPID int
 	procs   []*labproc.Proc
 
@@ -125,6 +126,12 @@ func (m *monitor) watch(ctx context.Context) {
 		if m.cp != nil && !m.cp.APIServerAlive() && !m.isExpectedDown() {
 			m.cancel(errors.New("kube-apiserver exited during the run"))
 			return
+		}
+		for _, p := range m.peers {
+			if !p.Alive() {
+				m.cancel(fmt.Errorf("the second kube-apiserver %s exited during the run", p.ServerVersion))
+				return
+			}
 		}
 		for _, p := range m.procs {
 			if msg := p.Exited(); msg != "" {

@@ -119,6 +119,15 @@ func scenariosWhere(cond func(impl) bool) []string {
 	return names
 }
 
+// restartedServer names the kube-apiserver a restart kills, as the balancer names it in its
+// answers: the control plane's own, the first of the target's servers; "" without a balancer.
+func (e *env) restartedServer() string {
+	if len(e.t.servers) == 0 {
+		return ""
+	}
+	return e.t.servers[0].Name
+}
+
 func (e *env) script() []mutator.Step { return mutator.Script(e.Seed, e.MinWrites) }
 
 // halfway returns the step-count hook that injects f half-way through the writes (none when
@@ -133,7 +142,7 @@ func (e *env) halfway(f *Injection) func(i, n int) error {
 			return e.failed("injecting "+f.Name, err)
 		}
 		if f.Rewatch {
-			return e.rewatched(injected)
+			return e.rewatched(injected, e.restartedServer())
 		}
 		return nil
 	}
@@ -170,10 +179,11 @@ func (e *env) wrote(delivered bool) func(record.Record, error) error {
 }
 
 // rewatched waits until every watcher has a watch accepted after since (by the restarted
-// server) and kept, so the writes after it reach every watcher as events.
-func (e *env) rewatched(since time.Time) error {
+// server) and kept, so the writes after it reach every watcher as events. Behind a balancer,
+// a watch the other server kept (down names the one that went away) holds too.
+func (e *env) rewatched(since time.Time, down string) error {
 	e.expect = nil // what came before the fault may arrive in a relist instead of as events
-	err := waitFor(e.ctx, e.procs, e.SyncTimeout, func(lp *labproc.Proc) bool { return lp.Watching(since, time.Second, watchers...) })
+	err := waitFor(e.ctx, e.procs, e.SyncTimeout, func(lp *labproc.Proc) bool { return lp.Watching(since, time.Second, down, watchers...) })
 	if err != nil {
 		return e.failed("waiting for every watcher to watch again", err)
 	}
@@ -224,7 +234,7 @@ func expire(e *env) error {
 	e.Say("kube-apiserver restarted, etcd compacted at rev %d: letting the labs' requests through", rev)
 	resumed := time.Now()
 	e.px.Resume()
-	if err := e.rewatched(resumed); err != nil {
+	if err := e.rewatched(resumed, ""); err != nil {
 		return err
 	}
 	return e.write(steps[2*third:], e.Interval, nil)

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"informer-lab/envtestbin"
 	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/cluster"
+	"informer-lab/harness/internal/proxy"
 	"informer-lab/lab/aggregated"
 	"informer-lab/lab/controlplane"
 	"informer-lab/record"
@@ -25,7 +27,11 @@ type target struct {
 	labels     map[string]string // on every object the harness creates (a cluster: the run's label)
 	version    string            // what its /version says
 	cp         *controlplane.ControlPlane
-	stop       func() // idempotent
+	// servers are the kube-apiservers the labs reach through a balancer (upgrade=VERSION: the
+	// control plane's and a second one of that version); nil for one server, reached directly.
+	servers []proxy.Server
+	peers   []*controlplane.Peer
+	stop    func() // idempotent
 }
 
 // server starts envtest, or attaches to the user's cluster in one namespace: Spec.Namespace, the
@@ -49,6 +55,10 @@ func server(ctx context.Context, o Spec, tmp string, out *record.Writer, say fun
 	}
 	say("envtest control plane %s up in %s", ct.Version, time.Since(start).Round(time.Millisecond))
 	out.Setup("", record.StepServer, ct.Version, o.ServerGates)
+	if err := startPeer(ctx, t, record.UpgradeOf(o.ServerGates), out, say); err != nil {
+		ct.Stop()
+		return nil, err
+	}
 	stopAggregated, err := startAggregated(ctx, ct.CP, record.AggregatedOf(o.ServerGates), say)
 	if err != nil {
 		ct.Stop()
@@ -84,15 +94,38 @@ func startAggregated(ctx context.Context, cp *controlplane.ControlPlane, version
 	return func() { s.Stop() }, nil
 }
 
-// provisioned refuses an envtest version that is not built: only the default one is built on
-// demand; another one is a deliberate choice that takes minutes to build, so it must be
-// provisioned first.
-func provisioned(ctx context.Context, o Spec) error {
-	if o.Kubeconfig != "" || o.ServerVersion == "" || o.ServerVersion == envtestbin.DefaultVersion {
+// startPeer starts a second kube-apiserver of version on the control plane's etcd (none when
+// version is ""), and sets the servers the labs' balancer sends their requests to in turn. The
+// control plane's Stop stops it.
+func startPeer(ctx context.Context, t *target, version string, out *record.Writer, say func(string, ...any)) error {
+	if version == "" {
 		return nil
 	}
-	if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: o.ServerVersion, NoBuild: true}); err != nil {
-		return cli.Usage(fmt.Errorf("kube-apiserver %s is not provisioned: run `make envtest K8S_VERSION=%s` first (%v)", o.ServerVersion, o.ServerVersion, err))
+	peer, err := t.cp.StartPeer(ctx, version, cli.Lines(say))
+	if err != nil {
+		return err
+	}
+	t.peers = append(t.peers, peer)
+	t.servers = []proxy.Server{{Name: strings.TrimPrefix(t.version, "v"), Host: t.cfg.Host}, {Name: strings.TrimPrefix(peer.ServerVersion, "v"), Host: peer.Config.Host}}
+	out.Setup("", record.StepPeer, peer.ServerVersion, "a second kube-apiserver on the same etcd; the labs reach both through a round-robin balancer")
+	say("upgrade in progress: kube-apiserver %s and %s on one etcd, the labs' requests to each in turn", t.version, peer.ServerVersion)
+	return nil
+}
+
+// provisioned refuses an envtest version that is not built (the server's, and the second
+// server's of upgrade=): only the default one is built on demand; another one is a deliberate
+// choice that takes minutes to build, so it must be provisioned first.
+func provisioned(ctx context.Context, o Spec) error {
+	if o.Kubeconfig != "" {
+		return nil
+	}
+	for _, v := range []string{o.ServerVersion, record.UpgradeOf(o.ServerGates)} {
+		if v == "" || v == envtestbin.DefaultVersion {
+			continue
+		}
+		if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: v, NoBuild: true}); err != nil {
+			return cli.Usage(fmt.Errorf("kube-apiserver %s is not provisioned: run `make envtest K8S_VERSION=%s` first (%v)", v, v, err))
+		}
 	}
 	return nil
 }

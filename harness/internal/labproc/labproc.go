@@ -66,6 +66,8 @@ type Proc struct {
 	// Per tag, the latest watch that the server accepted (HTTP 200) and the latest sign of a
 	// watch that failed (a refused watch, an ERROR event such as 410 Gone, a broken stream).
 	watchOK, watchBad map[string]time.Time
+	// Per tag, the server that accepted its latest watch, where a balancer named it.
+	watchServer map[string]string
 	// Per tag, whether its latest request was a LIST: the reflector's watch after it has not
 	// been answered yet. An informer reports synced once it holds the LIST's items, which can be
 	// before that watch's response arrives.
@@ -107,7 +109,7 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 
 func newProc(name, stderr string) *Proc {
 	return &Proc{Name: name, stderr: stderr, synced: map[string]bool{}, events: map[string]map[string][]record.Record{},
-		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}, listedLast: map[string]bool{}}
+		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}, watchServer: map[string]string{}, listedLast: map[string]bool{}}
 }
 
 // note keeps what the harness waits on from one of the lab's records.
@@ -133,6 +135,7 @@ func (p *Proc) note(r record.Record) {
 	case record.IsWatch(r):
 		if r.Status == 200 && r.Error == "" {
 			p.watchOK[r.Tag] = r.Time
+			p.watchServer[r.Tag] = r.Server
 		} else {
 			p.watchBad[r.Tag] = r.Time
 		}
@@ -143,12 +146,18 @@ func (p *Proc) note(r record.Record) {
 
 // Watching reports whether every one of tags has a watch the server accepted after since,
 // with no failure after it for at least stable: a 410 arrives as an ERROR event just after
-// the 200, so a watch counts as re-established only once it has held for a moment.
-func (p *Proc) Watching(since time.Time, stable time.Duration, tags ...string) bool {
+// the 200, so a watch counts as re-established only once it has held for a moment. With down
+// (behind a balancer: the server that went down at since, as Record.Server names it), a watch
+// another server accepted before since, and that has not failed since, holds too: its server
+// never went away.
+func (p *Proc) Watching(since time.Time, stable time.Duration, down string, tags ...string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, t := range tags {
 		ok := p.watchOK[t]
+		if down != "" && p.watchServer[t] != "" && p.watchServer[t] != down && ok.After(p.watchBad[t]) {
+			continue
+		}
 		if !ok.After(since) || !ok.After(p.watchBad[t]) || time.Since(ok) < stable {
 			return false
 		}

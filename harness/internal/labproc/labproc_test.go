@@ -2,6 +2,7 @@ package labproc
 
 import (
 	"testing"
+	"time"
 
 	"informer-lab/record"
 )
@@ -41,6 +42,42 @@ func TestWatchAnswered(t *testing.T) {
 			}
 			if got := p.WatchAnswered("A"); got != tc.want {
 				t.Errorf("WatchAnswered = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// After a restart of one of two servers behind a balancer, a watcher whose watch the other
+// server holds is watching; one whose watch the restarted server held must watch again; without
+// a balancer every watcher must.
+func TestWatchingBehindABalancer(t *testing.T) {
+	t0 := time.Now().Add(-time.Minute)
+	at := func(d time.Duration, r record.Record) record.Record { r.Time = t0.Add(d); return r }
+	watch := func(server string, status int) record.Record {
+		return record.Record{Kind: record.HTTP, Tag: "A", Method: "GET", Path: "/api/v1/configmaps", Query: "watch=true&resourceVersion=12", Status: status, Server: server}
+	}
+	killed := t0.Add(10 * time.Second)
+	for _, tc := range []struct {
+		name string
+		down string
+		recs []record.Record
+		want bool
+	}{
+		{"on the other server, kept", "1.32.13", []record.Record{at(0, watch("1.33.13", 200))}, true},
+		{"on the restarted server, not again", "1.32.13", []record.Record{at(0, watch("1.32.13", 200))}, false},
+		{"on the restarted server, then refused (502)", "1.32.13", []record.Record{at(0, watch("1.32.13", 200)), at(11*time.Second, watch("1.32.13", 502))}, false},
+		{"again, on the other server", "1.32.13", []record.Record{at(0, watch("1.32.13", 200)), at(11*time.Second, watch("1.33.13", 200))}, true},
+		{"on the other server, then refused", "1.32.13", []record.Record{at(0, watch("1.33.13", 200)), at(11*time.Second, watch("1.32.13", 502))}, false},
+		{"no balancer: every watcher again", "", []record.Record{at(0, watch("", 200))}, false},
+		{"no balancer, again", "", []record.Record{at(0, watch("", 200)), at(12*time.Second, watch("", 200))}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProc("lab", "")
+			for _, r := range tc.recs {
+				p.note(r)
+			}
+			if got := p.Watching(killed, time.Second, tc.down, "A"); got != tc.want {
+				t.Errorf("Watching = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -250,3 +250,48 @@ func TestAggregatedColumns(t *testing.T) {
 		}
 	}
 }
+
+// A column with an upgrade in progress: kube-apiserver 1.32.13 (WatchList on by default) and
+// 1.33.13 (off; envtestbin.UpgradeVersion) on one etcd behind the harness's round-robin balancer. Each informer expects
+// what the server its first request met implies (a stream, or a 422 and the fallback), every
+// informer syncs and agrees, every write is delivered whichever server serves the watch, and the
+// cell logs say which server answered each request: both do. When the first server is
+// restarted, a watch the second one serves is kept, and every other watch comes back.
+func TestUpgradeColumn(t *testing.T) {
+	const first, second = envtestbin.DefaultVersion, envtestbin.UpgradeVersion
+	res, dirs := runGrid(t, "-servers", first+":"+record.SettingUpgrade+"="+second, "-scenarios", "startup,steady,restart",
+		"-clients", "client-v031-off,client-v037-on")
+	if len(res.Cells) != 3*2 {
+		t.Fatalf("want 3 scenarios x 2 clients, got %d cells", len(res.Cells))
+	}
+	answered := map[string]bool{}
+	for _, c := range res.Cells {
+		where := c.Scenario + " / " + c.Server + " / " + c.Client
+		if !c.Agrees || c.Lost != "" || c.Failed != "" || len(c.Problems) > 0 {
+			t.Errorf("%s: verdict %q, expected %q (agrees %v, lost %q, failed %q, problems %v)", where, c.Verdict, c.Expected, c.Agrees, c.Lost, c.Failed, c.Problems)
+		}
+		if c.Scenario == record.ScenarioSteady && !strings.HasPrefix(c.Verdict, "8/8 writes, same rvs") {
+			t.Errorf("%s: verdict %q, want every write delivered with its rv", where, c.Verdict)
+		}
+		if c.Scenario == record.ScenarioRestart && strings.Contains(c.Verdict, "not back in sync") {
+			t.Errorf("%s: verdict %q, want every informer back in sync or its watch kept", where, c.Verdict)
+		}
+		log, err := os.ReadFile(filepath.Join(dirs[0], c.Log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(log), "\n") {
+			if strings.HasPrefix(line, "[HTTP][") {
+				_, from, ok := strings.Cut(line, " from ")
+				if !ok {
+					t.Errorf("%s: a request that does not say which server answered it: %s", where, line)
+					continue
+				}
+				answered[strings.Fields(from)[0]] = true
+			}
+		}
+	}
+	if !answered[first] || !answered[second] {
+		t.Errorf("servers that answered the labs' requests: %v, want both %s and %s", answered, first, second)
+	}
+}

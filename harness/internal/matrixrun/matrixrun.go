@@ -58,11 +58,13 @@ const VariantsAlias = "variants"
 
 // VariantsDocsServers are docs/servers.md's columns, real servers that are not one plain
 // kube-apiserver: without the watch cache on the oldest server with WatchList on by default, the
-// first behind client-go v0.35's default, and the newest; and that first one with a real
+// first behind client-go v0.35's default, and the newest; that first one with a real
 // aggregated apiserver of each version make sample-apiservers builds, whose WatchList defaults
-// differ (their columns run the aggregated kind).
+// differ (their columns run the aggregated kind); and two upgrades in progress, each across a
+// change of kube-apiserver's WatchList default (on in 1.32, off in 1.33, on from 1.34): two
+// versions on one etcd behind a round-robin balancer.
 const VariantsDocsServers = "1.32.13:watch-cache=false,1.34.4:watch-cache=false,1.37.2:watch-cache=false," +
-	"1.34.4:aggregated=0.33.5,1.34.4:aggregated=0.34.13"
+	"1.34.4:aggregated=0.33.5,1.34.4:aggregated=0.34.13,1.32.13:upgrade=1.33.13,1.33.13:upgrade=1.34.4"
 
 // KindsAliases name every informer kind of record.Kinds at once: `make matrix KINDS=all`.
 var KindsAliases = []string{"all", "kinds"}

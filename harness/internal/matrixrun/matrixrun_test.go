@@ -144,6 +144,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--scenarios", "fault:cut-initial-stream=0"}, "cut-initial-stream"},
 		{[]string{"--scenarios", "fault:refuse-watch-list=418"}, "refuse-watch-list"},
 		{[]string{"--sync-wait", "0s"}, "-sync-wait must be positive"},
+		{[]string{"--servers", "1.32.13:upgrade=1.33"}, "upgrade=1.33: want the second kube-apiserver's version X.Y.Z"},
 		{[]string{"--kinds", "typed-configmaps,foo"}, `--kinds: unknown kind "foo": the kinds are typed-configmaps, selector, metadata, dynamic-crd, controller-runtime, custom-listwatch, custom-listwatch-optout, cbor, aggregated, or "all" for all of them`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {

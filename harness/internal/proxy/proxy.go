@@ -10,7 +10,10 @@
 //     requests in flight go on. The upstream apiserver may be killed and restarted meanwhile;
 //   - Fault: the streaming list (a watch with sendInitialEvents=true) is answered the way a
 //     server or proxy that does not follow the protocol answers it, as users reported (Faults
-//     lists them); every other request passes untouched.
+//     lists them); every other request passes untouched;
+//   - Servers: the proxy balances over several kube-apiservers that share the upstream's
+//     credentials (one etcd, one set of certificates), each request to the next one in turn, and
+//     names the one that answered in the response (record.ServerHeader).
 //
 // With Record, it also records every request and watch event of its clients (record.go).
 package proxy
@@ -36,6 +39,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"informer-lab/harness/internal/cli"
@@ -68,6 +72,16 @@ type Options struct {
 	// Record, if set, records each client's requests as they go to the apiserver (after the
 	// rewrites above), with the labs' wire: see Recorder. Close ends it.
 	Record *Recorder
+	// Servers, if set, are the kube-apiservers the proxy balances over, round-robin per request,
+	// in place of the upstream's own address (which it then does not use); each must accept the
+	// upstream's credentials.
+	Servers []Server
+}
+
+// Server is one kube-apiserver behind the balancer.
+type Server struct {
+	Name string // what the response's record.ServerHeader says: its version
+	Host string // https://127.0.0.1:port
 }
 
 // Proxy is a running proxy.
@@ -75,6 +89,9 @@ type Proxy struct {
 	opts     Options
 	fault    *Fault // opts.Fault, validated, its default parameter filled in
 	upstream *url.URL
+	servers  []*url.URL        // Options.Servers' addresses; nil: upstream only
+	names    map[string]string // Options.Servers' names by host:port
+	turn     atomic.Uint64     // the next request's server: servers[turn % len]
 	rt       http.RoundTripper // to the apiserver, with the admin credentials
 	rp       *httputil.ReverseProxy
 	srv      *http.Server
@@ -150,6 +167,16 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy: transport to the apiserver: %w", err)
 	}
+	var servers []*url.URL
+	names := map[string]string{}
+	for _, srv := range opts.Servers {
+		su, err := url.Parse(srv.Host)
+		if err != nil || su.Host == "" {
+			return nil, fmt.Errorf("proxy: server %s address %q: not a URL", srv.Name, srv.Host)
+		}
+		servers = append(servers, su)
+		names[su.Host] = srv.Name
+	}
 	caPEM, leaf, err := newCerts()
 	if err != nil {
 		return nil, fmt.Errorf("proxy: certificates: %w", err)
@@ -162,6 +189,8 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 		opts:     opts,
 		fault:    fault,
 		upstream: u,
+		servers:  servers,
+		names:    names,
 		rt:       rt,
 		url:      "https://" + ln.Addr().String(),
 		caPEM:    caPEM,
@@ -410,7 +439,7 @@ func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, watch bool) bool {
 }
 
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
-	pr.SetURL(p.upstream)
+	pr.SetURL(p.next())
 	// The client's credentials (the worthless token) stay here: the transport adds the
 	// proxy's own, and a bearer token next to the client certificate would be refused.
 	pr.Out.Header.Del("Authorization")
@@ -430,7 +459,23 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	}
 }
 
+// next is the server the next request goes to: the upstream, or the next of Servers in turn.
+func (p *Proxy) next() *url.URL {
+	if len(p.servers) == 0 {
+		return p.upstream
+	}
+	return p.servers[(p.turn.Add(1)-1)%uint64(len(p.servers))]
+}
+
+// nameServer names, in the response, the server of Servers that the request went to.
+func (p *Proxy) nameServer(h http.Header, sent *http.Request) {
+	if name := p.names[sent.URL.Host]; name != "" {
+		h.Set(labrecord.ServerHeader, name)
+	}
+}
+
 func (p *Proxy) modifyResponse(resp *http.Response) error {
+	p.nameServer(resp.Header, resp.Request)
 	end, _ := resp.Request.Context().Value(ctxKey{}).(*watchEnd)
 	if end == nil {
 		return nil
@@ -485,6 +530,7 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	p.opts.Log("proxy: %s: upstream error, answered 502: %v", requestLine(r), err)
 	msg := fmt.Sprintf("informer-lab proxy: kube-apiserver unreachable: %v", err)
+	p.nameServer(w.Header(), r)
 	body, _ := json.Marshal(map[string]any{
 		"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{},
 		"status": "Failure", "message": msg, "reason": "ServiceUnavailable", "code": http.StatusBadGateway,

@@ -38,13 +38,30 @@ func (s Server) Slug() string {
 // Parse reads "X.Y.Z" or "X.Y.Z:Gate=bool,flag=value,...".
 func Parse(s string) (Server, error) {
 	v, settings, _ := strings.Cut(strings.TrimSpace(s), ":")
-	if _, err := fmt.Sscanf(v, "%d.%d.%d", new(int), new(int), new(int)); err != nil || strings.Count(v, ".") != 2 {
+	if !isVersion(v) {
 		return Server{}, fmt.Errorf("server %q: want a version X.Y.Z, optionally with kube-apiserver feature gates or flags after a colon (1.32.13:WatchList=false, 1.34.4:watch-cache=false)", s)
 	}
-	if _, _, err := record.SplitServerSettings(settings); err != nil {
+	if err := checkSettings(settings); err != nil {
 		return Server{}, fmt.Errorf("server %q: %w", s, err)
 	}
 	return Server{v, settings}, nil
+}
+
+// checkSettings refuses settings that are not gates and flags, or whose second server
+// (upgrade=) is not a version.
+func checkSettings(settings string) error {
+	if _, _, err := record.SplitServerSettings(settings); err != nil {
+		return err
+	}
+	if v := record.UpgradeOf(settings); v != "" && !isVersion(v) {
+		return fmt.Errorf("%s=%s: want the second kube-apiserver's version X.Y.Z, e.g. 1.33.13", record.SettingUpgrade, v)
+	}
+	return nil
+}
+
+func isVersion(v string) bool {
+	_, err := fmt.Sscanf(v, "%d.%d.%d", new(int), new(int), new(int))
+	return err == nil && strings.Count(v, ".") == 2
 }
 
 // ParseList reads a comma-separated list; settings belong to the version before them, so
@@ -57,7 +74,7 @@ func ParseList(list string) ([]Server, error) {
 		}
 		if strings.Contains(f, "=") && !strings.Contains(f, ":") && len(out) > 0 {
 			last := &out[len(out)-1] // another setting of the server before
-			if _, _, err := record.SplitServerSettings(f); err != nil {
+			if err := checkSettings(f); err != nil {
 				return nil, fmt.Errorf("server %q: %w", last.Version+":"+last.Settings+","+f, err)
 			}
 			last.Settings += "," + f
@@ -74,12 +91,15 @@ func ParseList(list string) ([]Server, error) {
 	return out, nil
 }
 
-// Versions lists the distinct versions, in order.
+// Versions lists the distinct kube-apiserver versions the servers run, in order: a second
+// server's (upgrade=) after its first's.
 func Versions(ss []Server) []string {
 	var vs []string
 	for _, s := range ss {
-		if !slices.Contains(vs, s.Version) {
-			vs = append(vs, s.Version)
+		for _, v := range []string{s.Version, record.UpgradeOf(s.Settings)} {
+			if v != "" && !slices.Contains(vs, v) {
+				vs = append(vs, v)
+			}
 		}
 	}
 	return vs
