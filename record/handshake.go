@@ -109,8 +109,13 @@ func KindExpectedShape(kind, clientGo, clientGate, serverGates, serverVersion st
 	return ExpectedShape(clientGate, gates, version)
 }
 
-// KindServerStreams is ServerStreams of the server that answers kind's requests (KindExpectedShape).
+// KindServerStreams is ServerStreams of the server that answers kind's requests (KindExpectedShape);
+// with a second kube-apiserver behind a balancer (upgrade=VERSION, the same flags), of both: a
+// request may meet either.
 func KindServerStreams(kind, serverGates, serverVersion string) bool {
+	if v := UpgradeOf(serverGates); v != "" && kind != KindAggregated && !ServerStreams(serverGates, v) {
+		return false
+	}
 	return ServerStreams(answering(kind, serverGates, serverVersion))
 }
 

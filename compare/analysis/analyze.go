@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -198,7 +199,11 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 	}
 	wants := map[string]string{}
 	for _, tag := range lr.Tags {
-		wants[tag] = wantOf(answeredBy(before[tag], rep.Server))
+		server, mixed := answeredBy(before[tag], rep.Server)
+		wants[tag] = wantOf(server)
+		if mixed && wants[tag] != anyShape {
+			wants[tag] = wantMixed
+		}
 	}
 	lr.Want = wantText(lr.Tags, wants, wantOf(rep.Server))
 	fail := rep.failer(lab.Name)
@@ -214,17 +219,29 @@ func (rep *Report) analyzeLab(lab *Lab) *LabReport {
 // answeredBy is the version of the kube-apiserver that answered an informer's first request,
 // where a balancer in front of several named it (record.ServerHeader), else server: the one the
 // informer's first request meets decides what its initial sync can be.
-func answeredBy(reqs []record.Record, server string) string {
+//
+// mixed says its streaming requests were answered by more than one server: client-go v0.31 to
+// v0.33's fallback LIST is the typed List(), which streams first, and a balancer may send that
+// stream to the other server. The gates then imply no one shape (wantMixed).
+func answeredBy(reqs []record.Record, server string) (first string, mixed bool) {
+	streamedOn := map[string]bool{}
 	for _, r := range reqs {
-		if r.Kind == record.HTTP && r.Server != "" {
-			return r.Server
+		if r.Kind != record.HTTP {
+			continue
 		}
-		if r.Kind == record.HTTP {
-			break
+		if first == "" {
+			first = cmp.Or(r.Server, server)
+		}
+		if record.ClassifyRequest(r.Path, r.Query).Stream && r.Server != "" {
+			streamedOn[r.Server] = true
 		}
 	}
-	return server
+	return cmp.Or(first, server), len(streamedOn) > 1
 }
+
+// wantMixed is the expectation of an informer whose streaming requests met two servers behind a
+// balancer: none, said so (nothing is checked against it, as with anyShape).
+const wantMixed = "none: its streams met both servers"
 
 // wantText is the shape each informer's gates imply, once when they all imply the same (def
 // when the lab has no informer), else per informer: "A: STREAM; B: LIST→WATCH". A fault
@@ -341,7 +358,7 @@ func (rep *Report) judgeHandshake(lr *LabReport, iv *InformerVerdict, before []r
 	if h.Cut > 0 {
 		lr.Verdict.Findings = append(lr.Verdict.Findings, cutFinding(iv.Tag, h.Cut, rep.scenario().Rewatches))
 	}
-	iv.Agrees = want == anyShape || want == "" || (h.judgedShape() == want && iv.Synced)
+	iv.Agrees = want == anyShape || want == wantMixed || want == "" || (h.judgedShape() == want && iv.Synced)
 }
 
 // waitedFor says the run gave its informers a time to sync (fault scenarios, informer kinds)

@@ -54,6 +54,8 @@ var causes = map[string]Cause{
 		Quote{clientGo, "v0.31.14", requestGo, "if result := r.transformResponse(resp, req); result.err != nil {"}, []fix{fixGateOff}},
 	"refused": {"Any error of a streaming list but a 410, a too-large resourceVersion and the retriable ones (connection refused, 429) makes the reflector fall back to LIST, then WATCH: the refused stream is one request more at every informer start.",
 		Quote{clientGo, "v0.35.10", reflectorGo, "fallbackToList = true"}, []fix{fixGateOff}},
+	"upgrade-mixed": {"During an upgrade across a change of kube-apiserver's WatchList default (on in 1.32, off in 1.33, on from 1.34), a balancer sends each request to either version: an informer whose streaming list meets the server with the gate off gets a 422 and lists, one request more, while the next one streams. Every relist asks to stream again, whichever server answered the last one.",
+		Quote{clientGo, "v0.37.2", reflectorGo, "fallbackToList := !r.useWatchList"}, []fix{fixGateOff, fixStreamingServer}},
 	"watchlist-off": {"kube-apiserver with its WatchList gate off (1.31 and older, 1.33 by default, or set off) refuses sendInitialEvents with a 422 before any watch starts, and client-go lists instead.",
 		Quote{apimachine, "v0.33.13", "pkg/apis/meta/internalversion/validation/validation.go", "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"}, []fix{fixGateOff, fixStreamingServer}},
 	"aggregated-watchlist-off": {"An aggregated apiserver answers its group's requests itself: kube-apiserver's aggregator forwards the streaming list as the client sent it, and an aggregated apiserver built on k8s.io/apiserver with its WatchList gate off (v0.33 by default, as sample-apiserver 0.33.5 here) refuses sendInitialEvents with a 422, whatever kube-apiserver's version, and client-go lists instead.",
@@ -142,6 +144,8 @@ func refusalCause(s matrix.Setup) string {
 		return "refused"
 	case s.Fault == "" && !s.ServerStreams && s.Kind == record.KindAggregated:
 		return "aggregated-watchlist-off"
+	case s.Fault == "" && s.Upgrade != "" && !s.ServerStreams:
+		return "upgrade-mixed"
 	case s.Fault == "" && !s.ServerStreams:
 		return "watchlist-off"
 	case s.Fault == "" && record.Minor(s.ClientGo) >= 32 && record.Minor(s.ClientGo) <= 33:

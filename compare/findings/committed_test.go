@@ -215,30 +215,46 @@ func TestCommittedServers(t *testing.T) {
 	r := src.Grids[0].Result
 	counts := map[string]int{}
 	unavailable := map[string]bool{} // aggregated server -> a restart cell got 503
+	kept := map[string]bool{}        // upgrade column -> a restart cell kept a watch on the other server
+	mixed := map[string]bool{}       // upgrade column -> a startup cell whose informers streamed and fell back
 	for _, c := range r.Cells {
 		aggregated := strings.Contains(c.Server, record.SettingAggregated+"=")
-		if aggregated {
+		upgrade := strings.Contains(c.Server, record.SettingUpgrade+"=")
+		switch {
+		case aggregated:
 			counts["aggregated "+c.Scenario]++
-		} else {
+		case upgrade:
+			counts["upgrade "+c.Scenario]++
+		default:
 			counts[c.Scenario]++
 		}
 		switch has410 := strings.Contains(c.Verdict, "410"); {
 		case c.Scenario == record.ScenarioStartup && !c.Agrees:
 			t.Errorf("want the handshake the gates imply, got %s: %s", c.Key(), c.Verdict)
+		case strings.Contains(c.Verdict, "not back in sync"):
+			t.Errorf("want every informer back in sync, got %s: %s", c.Key(), c.Verdict)
 		case aggregated && has410:
 			t.Errorf("want no 410 with an aggregated apiserver, got %s: %s", c.Key(), c.Verdict)
 		case aggregated && c.Scenario == record.ScenarioRestart && strings.Contains(c.Verdict, "WATCH(503)"):
 			unavailable[c.Server] = true
+		case upgrade && c.Scenario == record.ScenarioRestart && strings.Contains(c.Verdict, "watch kept on "):
+			kept[c.Server] = true
+		case upgrade && c.Scenario == record.ScenarioStartup && strings.Contains(c.Verdict, record.ShapeStream+" (1 req)") && strings.Contains(c.Verdict, record.ShapeFallback):
+			mixed[c.Server] = true
+		case upgrade:
 		case c.Scenario == record.ScenarioRestartGap && has410:
 			t.Errorf("want no 410 after a restart without the watch cache, got %s: %s", c.Key(), c.Verdict)
 		case c.Scenario == record.ScenarioExpired && !aggregated && !has410:
 			t.Errorf("want a 410 from etcd's compaction, got %s: %s", c.Key(), c.Verdict)
 		}
 	}
-	if counts[record.ScenarioRestartGap] != 42 || counts[record.ScenarioExpired] != 42 || counts["aggregated "+record.ScenarioExpired] != 28 {
-		t.Errorf("want 42 cells (14 clients × 3 servers) of restart-gap and of expired without the watch cache, 28 (× 2) with an aggregated apiserver, got %v", counts)
+	if counts[record.ScenarioRestartGap] != 42 || counts[record.ScenarioExpired] != 42 || counts["aggregated "+record.ScenarioExpired] != 28 || counts["upgrade "+record.ScenarioExpired] != 28 {
+		t.Errorf("want 42 cells (14 clients × 3 servers) of restart-gap and of expired without the watch cache, 28 (× 2) with an aggregated apiserver and mid-upgrade, got %v", counts)
 	}
 	if len(unavailable) != 2 {
 		t.Errorf("want the aggregator's 503 after kube-apiserver's restart on both aggregated servers, got %v", unavailable)
+	}
+	if len(kept) != 2 || len(mixed) != 2 {
+		t.Errorf("want, on both upgrade columns, a restart that kept watches on the other server (%v) and a startup where one informer streamed and the other fell back (%v)", kept, mixed)
 	}
 }

@@ -73,9 +73,12 @@ type Setup struct {
 	// ServerStreams says the WatchList gate of the server that answers the kind's requests is on
 	// (record.KindServerStreams).
 	ServerStreams bool
-	Kind          string // the informer kind (record.Kinds), "" for make bench
-	Fault         string // the fault scenario's fault ("no-end-bookmark"), "" outside the fault family
-	Case          string // make bench's case ("secrets"), "" outside make bench
+	// Upgrade is the second kube-apiserver's version behind the balancer (record.UpgradeOf), ""
+	// for one server.
+	Upgrade string
+	Kind    string // the informer kind (record.Kinds), "" for make bench
+	Fault   string // the fault scenario's fault ("no-end-bookmark"), "" outside the fault family
+	Case    string // make bench's case ("secrets"), "" outside make bench
 }
 
 // Hit is one cell (or make bench point) that shows a symptom.
@@ -126,6 +129,7 @@ func (r *Result) SetupOf(c *Cell) Setup {
 				s.Kind = record.DefaultKind(sv.FeatureGates)
 			}
 			s.ServerStreams = record.KindServerStreams(s.Kind, sv.FeatureGates, sv.Version)
+			s.Upgrade = record.UpgradeOf(sv.FeatureGates)
 		}
 	}
 	if record.IsFaultScenario(c.Scenario) {
