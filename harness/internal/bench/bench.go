@@ -216,6 +216,11 @@ func (o *options) read(v flagValues) error {
 	if len(o.servers) == 0 {
 		return errors.New("-servers: no server given")
 	}
+	for _, sv := range o.servers {
+		if err := sv.Alone(); err != nil {
+			return fmt.Errorf("-servers: %w", err)
+		}
+	}
 	for _, f := range strings.Split(v.ks, ",") {
 		k, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || k < 1 || k > 26 {

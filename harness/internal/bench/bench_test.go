@@ -353,7 +353,8 @@ func TestParseFlagsQuick(t *testing.T) {
 		t.Errorf("default cases %+v: want large, small and 400 Secrets × 760000 bytes at K=16", cs)
 	}
 	for _, args := range [][]string{{"-k", "0"}, {"-k", "27"}, {"-large-kib", "1024"}, {"-cases", "huge"}, {"-repeats", "0"},
-		{"-servers", "1.37"}, {"-servers", ""}, {"-secrets-bytes", "2000000"}, {"-secrets-k", "0"}} {
+		{"-servers", "1.37"}, {"-servers", ""}, {"-secrets-bytes", "2000000"}, {"-secrets-k", "0"},
+		{"-servers", "1.32.13:upgrade=1.33.13"}, {"-servers", "1.34.4:aggregated=0.33.5"}} {
 		if _, err := parseFlags(append(args, "-root", "/r"), io.Discard); err == nil {
 			t.Errorf("parseFlags(%v): no error", args)
 		}

@@ -121,6 +121,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	sv, err := servers.Parse(*server)
+	if err == nil {
+		err = sv.Alone()
+	}
 	if err != nil {
 		return o, fmt.Errorf("-server: %w", err)
 	}

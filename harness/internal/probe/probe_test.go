@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,4 +171,15 @@ func TestProbe(t *testing.T) {
 			t.Errorf("exit %d, %d grades, %d skipped; want 0, none, every resource skipped as not permitted:\n%s", code, len(rep.Grades), len(rep.Skipped), out)
 		}
 	})
+}
+
+// A -server whose settings start a server beside kube-apiserver (a second kube-apiserver, an
+// aggregated apiserver) is refused: the probe runs kube-apiserver alone and would ignore it.
+func TestServerBesideRefused(t *testing.T) {
+	for _, server := range []string{"1.32.13:upgrade=1.33.13", "1.34.4:aggregated=0.33.5"} {
+		_, err := parseFlags([]string{"-server", server}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "starts a server beside kube-apiserver") {
+			t.Errorf("-server %s: %v, want it refused", server, err)
+		}
+	}
 }

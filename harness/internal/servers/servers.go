@@ -47,6 +47,19 @@ func Parse(s string) (Server, error) {
 	return Server{v, settings}, nil
 }
 
+// Alone refuses a server whose settings start another server beside kube-apiserver
+// (record.ServerFlag.Beside: an aggregated apiserver, a second kube-apiserver), which only make
+// matrix and make compare run: a command that runs kube-apiserver alone would ignore them.
+func (s Server) Alone() error {
+	for _, item := range strings.Split(s.Settings, ",") {
+		name, _, _ := strings.Cut(strings.TrimSpace(item), "=")
+		if f, ok := record.ServerFlagOf(name); ok && f.Beside {
+			return fmt.Errorf("server %s: %s= starts a server beside kube-apiserver, which only make matrix and make compare run", s.Name(), name)
+		}
+	}
+	return nil
+}
+
 // checkSettings refuses settings that are not gates and flags, or whose second server
 // (upgrade=) is not a version.
 func checkSettings(settings string) error {
