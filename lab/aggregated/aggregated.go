@@ -11,7 +11,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -92,7 +91,7 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, binary, name, ver
 	if err := os.WriteFile(kcPath, kc, 0o600); err != nil {
 		return s, err
 	}
-	if s.Port, err = freePort(); err != nil {
+	if s.Port, err = controlplane.FreePort(); err != nil {
 		return s, err
 	}
 	cmd := exec.Command(binary,
@@ -219,15 +218,6 @@ func (s *Server) Stop() error {
 	}
 	errs = append(errs, os.RemoveAll(s.dir))
 	return errors.Join(errs...)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // logTail is the end of the server's log, for an error.

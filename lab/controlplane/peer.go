@@ -48,7 +48,7 @@ func (cp *ControlPlane) StartPeer(ctx context.Context, version string, progress 
 	if raw == "" {
 		return nil, fmt.Errorf("read kube-apiserver's command line (pid %d): gone", pid)
 	}
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +85,20 @@ func (p *Peer) Alive() bool {
 	}
 }
 
+// PeerExited names the first second kube-apiserver (StartPeer) that is no longer running; nil
+// while all run, or when there is none.
+func (cp *ControlPlane) PeerExited() error {
+	if cp == nil {
+		return nil
+	}
+	for _, p := range cp.peers {
+		if !p.Alive() {
+			return fmt.Errorf("the second kube-apiserver %s exited during the run", p.ServerVersion)
+		}
+	}
+	return nil
+}
+
 // peerArgs is the control plane's kube-apiserver command line for binary on port: the same
 // flags but --secure-port (a second listener on the same port would fail).
 func peerArgs(args []string, binary string, port int) ([]string, error) {
@@ -98,8 +112,9 @@ func peerArgs(args []string, binary string, port int) ([]string, error) {
 	return nil, fmt.Errorf("kube-apiserver's command line has no --secure-port=: %q", strings.Join(args, " "))
 }
 
-// freePort is a TCP port on 127.0.0.1 that nothing listens on now.
-func freePort() (int, error) {
+// FreePort is a TCP port on 127.0.0.1 that nothing listens on now: for a server started beside
+// the control plane.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)

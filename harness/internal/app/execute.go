@@ -348,7 +348,7 @@ func (e *env) labArgs(c Cell, kubeconfig string) []string {
 // startMonitor watches etcd, kube-apiserver and the labs until Close: the first to die cancels
 // the run, with a cause that names it.
 func (e *env) startMonitor(cancel context.CancelCauseFunc) {
-	e.mon = &monitor{cancel: cancel, cp: e.t.cp, peers: e.t.peers, procs: e.procs}
+	e.mon = &monitor{cancel: cancel, cp: e.t.cp, procs: e.procs}
 	if e.t.cp != nil {
 		e.mon.etcdPID, _ = e.t.cp.EtcdPID()
 	}

@@ -78,7 +78,6 @@ func injectionNames() []string {
 type monitor struct {
 	cancel  context.CancelCauseFunc
 	cp      *controlplane.ControlPlane
-	peers   []*controlplane.Peer // a second kube-apiserver (upgrade=)
 	etcdPID int
 	procs   []*labproc.Proc
 
@@ -127,11 +126,9 @@ func (m *monitor) watch(ctx context.Context) {
 			m.cancel(errors.New("kube-apiserver exited during the run"))
 			return
 		}
-		for _, p := range m.peers {
-			if !p.Alive() {
-				m.cancel(fmt.Errorf("the second kube-apiserver %s exited during the run", p.ServerVersion))
-				return
-			}
+		if err := m.cp.PeerExited(); err != nil {
+			m.cancel(err)
+			return
 		}
 		for _, p := range m.procs {
 			if msg := p.Exited(); msg != "" {

@@ -30,7 +30,6 @@ type target struct {
 	// servers are the kube-apiservers the labs reach through a balancer (upgrade=VERSION: the
 	// control plane's and a second one of that version); nil for one server, reached directly.
 	servers []proxy.Server
-	peers   []*controlplane.Peer
 	stop    func() // idempotent
 }
 
@@ -105,7 +104,6 @@ func startPeer(ctx context.Context, t *target, version string, out *record.Write
 	if err != nil {
 		return err
 	}
-	t.peers = append(t.peers, peer)
 	t.servers = []proxy.Server{{Name: strings.TrimPrefix(t.version, "v"), Host: t.cfg.Host}, {Name: strings.TrimPrefix(peer.ServerVersion, "v"), Host: peer.Config.Host}}
 	out.Setup("", record.StepPeer, peer.ServerVersion, "a second kube-apiserver on the same etcd; the labs reach both through a round-robin balancer")
 	say("upgrade in progress: kube-apiserver %s and %s on one etcd, the labs' requests to each in turn", t.version, peer.ServerVersion)
