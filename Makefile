@@ -3,7 +3,7 @@
 K8S_VERSION ?= 1.32.13
 ARGS ?=
 
-.PHONY: compare help docs matrix probe bench reliability observe test envtest kubectl sample-apiservers clean
+.PHONY: compare help docs matrix probe bench apf fakes opt-outs reliability observe test envtest kubectl sample-apiservers clean
 
 # KUBECONFIG counts only when given on the make command line: an exported KUBECONFIG must not
 # point a run at someone's cluster unasked. With it, no envtest server is built.
@@ -29,6 +29,15 @@ docs: envtest ## every generated grid page from real runs: docs/matrix.md (every
 
 bench: envtest ## kube-apiserver memory, CPU and bytes on the wire, K informers at once, LIST→WATCH vs streaming, across server versions (SERVERS=; docs/bench.md)
 	cd harness && GOWORK=off go run ./cmd/bench $(if $(SERVERS),-servers $(SERVERS)) $(ARGS)
+
+apf: envtest ## what API Priority and Fairness charges K informers starting at once, LIST→WATCH vs streaming, per server version (SERVERS=; docs/apf.md)
+	cd harness && GOWORK=off go run ./cmd/apf $(if $(SERVERS),-servers $(SERVERS)) $(ARGS)
+
+fakes: ## client-go's and controller-runtime's test doubles (fake clientsets, old informer-gen informers, ...) timed until HasSynced per client-go version and gate, with no server (docs/fakes.md; 4m22s measured, the seven lab builds included)
+	hack/fakes.sh
+
+opt-outs: envtest ## every way to turn streaming lists off (KUBE_FEATURE_WatchListClient, ReplaceFeatureGates, a component's --feature-gates, an opting-out ListWatch or client), per lab module, checked on the wire against one envtest server (docs/opt-outs.md)
+	cd harness && GOWORK=off go run ./cmd/optouts -docs $(ARGS)
 
 reliability: envtest ## faults, bad input, security and a 30-minute long run, as real processes (docs/reliability.md)
 	cd harness && GOWORK=off go run ./cmd/reliability $(ARGS)

@@ -4,6 +4,8 @@
 //	go run ./compare [-detail] [-o compare.txt] [-html report.html] out/<run>
 //	go run ./compare -matrix OLD.json NEW.json
 //	go run ./compare -findings docs
+//	go run ./compare -fakes out/fakes-<time> docs/fakes.md
+//	go run ./compare -opt-outs out/opt-outs-<time> docs/opt-outs.md
 //
 // It prints what make compare prints at the end of a run: the verdict with labs as rows, no
 // wider than a terminal. -detail prints the full report the harness keeps in the run
@@ -26,8 +28,10 @@ import (
 	"strings"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/compare/fakes"
 	"informer-lab/compare/findings"
 	"informer-lab/compare/matrix"
+	"informer-lab/compare/optouts"
 	"informer-lab/compare/report"
 	"informer-lab/record"
 )
@@ -43,12 +47,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	htmlOut := fs.String("html", "", "also write the report as one self-contained HTML page to `FILE`")
 	diffMatrix := fs.Bool("matrix", false, "compare two matrix results: compare -matrix OLD.json NEW.json")
 	derive := fs.Bool("findings", false, "derive the findings from the results in a docs directory and write its findings.md and pages' findings sections: compare -findings DOCS_DIR")
+	fakePage := fs.Bool("fakes", false, "write the page of lab -fakes runs (one RUN_DIR/*.jsonl per lab module, as make fakes leaves them): compare -fakes RUN_DIR PAGE")
+	optOutPage := fs.Bool("opt-outs", false, "write the page of a make opt-outs run again (RUN_DIR/MODULE/NN-MODE@AT.jsonl): compare -opt-outs RUN_DIR PAGE")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "error: usage: compare [-detail] [-o FILE] [-html FILE] RUN_DIR | compare -matrix OLD.json NEW.json | compare -findings DOCS_DIR")
+		fmt.Fprintln(stderr, "error: usage: compare [-detail] [-o FILE] [-html FILE] RUN_DIR | compare -matrix OLD.json NEW.json | compare -findings DOCS_DIR | compare -fakes RUN_DIR PAGE | compare -opt-outs RUN_DIR PAGE")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *fakePage || *optOutPage {
+		if fs.NArg() != 2 || *out != "" || *htmlOut != "" || *detail || *diffMatrix || *derive || (*fakePage && *optOutPage) {
+			fs.Usage()
+			return 2
+		}
+		write := fakes.WriteFile
+		if *optOutPage {
+			write = optouts.WriteFile
+		}
+		if err := write(fs.Arg(0), fs.Arg(1)); err != nil {
+			fmt.Fprintf(stderr, "error: %s\n", record.OneLine(err))
+			return 2
+		}
+		return 0
 	}
 	if *derive {
 		if fs.NArg() != 1 || *out != "" || *htmlOut != "" || *detail || *diffMatrix {

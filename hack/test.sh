@@ -43,6 +43,16 @@ targets_of() {
 	client-v031 | client-v037 | harness | compare | record) echo darwin/arm64 ;;
 	esac
 }
+# cpu_floor prints the CPU time every process make test started has used (bash's times: the
+# children it waited for, and theirs: etcd, kube-apiserver, labs, compilers) and the wall time
+# that bounds on this machine's cores, however well the modules were packed onto them.
+cpu_floor() {
+	local user sys cores
+	times >"${logs}/times" # here, not in a subshell: a subshell has no children of its own yet
+	read -r user sys < <(tail -1 "${logs}/times" | sed -E 's/([0-9]+)m([0-9.]+)s/\1 \2/g' | awk '{printf "%.0f %.0f\n", $1*60+$2, $3*60+$4}')
+	cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu)
+	echo "CPU used: ${user}s user + ${sys}s system on ${cores} cores: at least $(((user + sys) / cores))s of wall time, however well packed"
+}
 logs=$(mktemp -d)
 trap 'rm -rf "${logs}"' EXIT
 start=${SECONDS}
@@ -130,6 +140,7 @@ cross_took=$((SECONDS - start - tests_took))
 
 echo
 echo "time per module (all at once; tests took ${tests_took}s, cross-compiling ${cross_took}s, make test $((SECONDS - start))s):"
+cpu_floor
 for m in "${reported[@]}"; do
 	cross=$(cat "${logs}/${m}.crossrc")
 	if [[ ${cross} == FAIL* ]]; then

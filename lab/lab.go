@@ -29,6 +29,7 @@ import (
 	"informer-lab/lab/kubeconfig"
 	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/mutator"
+	"informer-lab/lab/optout"
 	"informer-lab/lab/pin"
 	"informer-lab/lab/procs"
 	"informer-lab/lab/wire"
@@ -59,10 +60,12 @@ type Cell struct {
 type options struct {
 	kubeconfig, context, namespace, records, name, serverVersion string
 	gate, directListAt, kind, resource                           string
+	optOut, optOutAt                                             string
 	interval, duration                                           time.Duration
 	informers, klogV                                             int
 	quiet, directList                                            bool
 	healthEvery                                                  time.Duration
+	fakes                                                        string // -fakes: "", fakesAll or a stand-in (fakes.go)
 }
 
 // Main runs the lab and exits: 0 after Ctrl-C or -duration; 1 for errors, and when an informer
@@ -110,14 +113,31 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	linked, _ := pin.Linked()
 	pinned, _ := pin.Pinned(c.GoMod)
 	out.Setup("", record.StepClientGo, linked, "pin "+pinned)
+	if opts.fakes != "" { // client-go's test doubles instead, with no server (fakes.go)
+		return runFakes(ctx, opts, out)
+	}
 
 	// 2. The gate that decides LIST→WATCH or a streaming list. Set in code before any
-	// informer exists: the reflector reads it once, when it is built.
+	// informer exists: the reflector reads it once, when it is built. An -opt-out at start
+	// comes first, as a program makes it before anything asks client-go's gates (client-go
+	// reads its KUBE_FEATURE_ variables once, on the first question).
+	optedOut := ""
+	if opts.optOut != "" && opts.optOutAt == optout.AtStart {
+		if optedOut, err = optout.Switch(opts.optOut); err != nil {
+			return err
+		}
+	}
 	gate, how, err := setWatchListGate(opts.gate)
 	if err != nil {
 		return err
 	}
+	if optout.ReplacesGates(opts.optOut) && opts.optOutAt == optout.AtStart {
+		how = "replaced by -opt-out " + opts.optOut
+	}
 	out.Setup("", record.StepGate, gate, how)
+	if optedOut != "" {
+		out.Setup("", record.StepOptOut, gate, "-opt-out "+opts.optOut+" at start: "+optedOut)
+	}
 
 	// 3. The kind of informer: the typed factory of the original lab, or another way
 	// controllers watch (lab/kind); some need a gate of their own set before any client exists.
@@ -159,6 +179,11 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	var synced []cache.InformerSynced
 	for i := 0; i < opts.informers; i++ {
 		tag := string(rune('A' + i))
+		if i == 1 && opts.optOutAt == optout.AtBetween {
+			if err := switchBetween(ctx, opts.optOut, synced[0], out); err != nil {
+				return err
+			}
+		}
 		counters := &wire.Counters{}
 		icfg := rest.CopyConfig(cfg)
 		// client-go's own User-Agent, and which informer: make observe, which sees the lab
@@ -167,7 +192,8 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		icfg.Wrap(wire.WrapCounting(tag, out, counters, opts.quiet))
 		discovery := rest.CopyConfig(cfg)
 		discovery.Wrap(wire.Wrap(record.TagServer, out))
-		inf, err := kind.New(opts.kind, icfg, kind.Options{Namespace: opts.namespace, Tag: tag, Out: out, Quiet: opts.quiet, Resource: opts.resource, Discovery: discovery})
+		inf, err := kind.New(opts.kind, icfg, kind.Options{Namespace: opts.namespace, Tag: tag, Out: out, Quiet: opts.quiet, Resource: opts.resource, Discovery: discovery,
+			OptOut: perInformerOptOut(opts, i)})
 		if err != nil {
 			return err
 		}
@@ -257,6 +283,9 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.StringVar(&o.directListAt, "direct-list-at", "synced", "when to make the -direct-list call: synced (once the informers are) or start (at once)")
 	fs.DurationVar(&o.healthEvery, "health-every", 0, "record the lab's RSS, goroutines and open files this often (0: off), for long runs")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after watching this long, counted once the server is up (default: run until Ctrl-C)")
+	fs.StringVar(&o.optOut, "opt-out", "", "turn client-go's streaming lists off as a user does: "+strings.Join(optout.Modes, ", ")+" (lab/optout says how each works)")
+	fs.StringVar(&o.optOutAt, "opt-out-at", optout.AtStart, "when -opt-out switches: "+optout.AtStart+" (before any informer) or "+optout.AtBetween+" (once informer A synced, before B starts)")
+	fs.Var(fakesFlag{&o.fakes}, "fakes", fakesUsage)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -291,6 +320,9 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	if o.context != "" && o.kubeconfig == "" {
 		return o, usageError{fmt.Errorf("-context %s goes with -kubeconfig (the lab's own envtest has one context)", o.context)}
 	}
+	if err := checkOptOut(o); err != nil {
+		return o, usageError{err}
+	}
 	return o, nil
 }
 
@@ -320,10 +352,7 @@ func setWatchListGate(setting string) (state, how string, err error) {
 		// What the gate is before the lab touches it: client-go's own default (or what
 		// KUBE_FEATURE_WatchListClient says), so a reader can tell whether the cell runs
 		// the default.
-		before := GateOff
-		if features.FeatureGates().Enabled(features.WatchListClient) {
-			before = GateOn
-		}
+		before := gateNow()
 		settable, ok := features.FeatureGates().(interface {
 			Set(features.Feature, bool) error
 		})
@@ -341,11 +370,15 @@ func setWatchListGate(setting string) (state, how string, err error) {
 	default:
 		return "", "", usageError{fmt.Errorf("-watch-list must be on, off or default, got %q", setting)}
 	}
-	state = GateOff
+	return gateNow(), how, nil
+}
+
+// gateNow is what client-go's WatchListClient gate says now: GateOn or GateOff.
+func gateNow() string {
 	if features.FeatureGates().Enabled(features.WatchListClient) {
-		state = GateOn
+		return GateOn
 	}
-	return state, how, nil
+	return GateOff
 }
 
 // connect returns the server the informers watch: the -kubeconfig cluster, or an envtest of

@@ -207,3 +207,21 @@ func Delivers(w, ev Record) bool {
 	k, want := EventKeys(ev), WriteKey(w)
 	return ev.Kind == WatchEvent && (want == k[0] || want == k[1])
 }
+
+// InitialRequests are informer tag's HTTP requests before its SETUP synced record: the
+// requests it made to sync (all of them, if it never synced).
+func InitialRequests(recs []Record, tag string) []Record {
+	var reqs []Record
+	for _, r := range recs {
+		if r.Tag != tag {
+			continue
+		}
+		if r.Kind == Setup && r.Step == StepSynced {
+			break
+		}
+		if r.Kind == HTTP {
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
+}

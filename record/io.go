@@ -7,28 +7,50 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 )
 
 // Writer writes records as JSON lines and/or text lines. It is safe for concurrent use and
-// writes each line with one Write call, unbuffered, so what was logged before a crash is on disk.
+// unbuffered: Write returns once its line has been written (the output's Write call returned), so
+// what was logged before a crash is on disk, and lines never interleave. Lines that several
+// goroutines log while a write is under way go out together, in the order logged, in one Write
+// call (a group commit): a lab whose K informers log every watch event makes one system call per
+// batch, not one per line, and each record is encoded outside the lock, in its own goroutine.
 type Writer struct {
 	Source string
-	mu     sync.Mutex
 	json   io.Writer // may be nil
 	text   io.Writer // may be nil
 	now    func() time.Time
-	done   bool // Stop wrote the last record
+
+	mu       sync.Mutex
+	written  *sync.Cond // signalled (on mu) when a batch has been written
+	done     bool       // Stop queued the last record
+	batch    lines      // queued, not yet being written
+	spare    lines      // the buffers of the batch written last, reused
+	queued   uint64     // lines queued so far
+	flushed  uint64     // lines written so far
+	flushing bool       // a goroutine is writing a batch, without mu
 }
+
+// lines are the bytes of queued lines, for each output.
+type lines struct{ json, text []byte }
 
 // NewWriter returns a Writer stamping records with source. Either output may be nil.
 func NewWriter(source string, jsonOut, textOut io.Writer) *Writer {
-	return &Writer{Source: source, json: jsonOut, text: textOut, now: time.Now}
+	w := &Writer{Source: source, json: jsonOut, text: textOut, now: time.Now}
+	w.written = sync.NewCond(&w.mu)
+	return w
 }
 
 // Write stamps r with schema, time and source (unless set) and writes it.
-func (w *Writer) Write(r Record) {
+func (w *Writer) Write(r Record) { w.write(r, false) }
+
+// write encodes r, queues its lines and waits until they are written; last makes r the log's
+// last record (Stop), in the same critical section, so that nothing can follow it.
+func (w *Writer) write(r Record, last bool) {
 	if w == nil {
 		return
 	}
@@ -39,18 +61,50 @@ func (w *Writer) Write(r Record) {
 	if r.Source == "" {
 		r.Source = w.Source
 	}
+	var js []byte
+	if w.json != nil {
+		if line, err := r.Marshal(); err == nil {
+			js = line
+		}
+	}
+	var text string
+	if w.text != nil {
+		text = r.Text()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done {
 		return
 	}
-	if w.json != nil {
-		if line, err := r.Marshal(); err == nil {
-			w.json.Write(append(line, '\n'))
-		}
+	w.done = last
+	if js != nil {
+		w.batch.json = append(append(w.batch.json, js...), '\n')
 	}
 	if w.text != nil {
-		io.WriteString(w.text, r.Text()+"\n")
+		w.batch.text = append(append(w.batch.text, text...), '\n')
+	}
+	w.queued++
+	mine := w.queued
+	// Whoever finds no write under way writes everything queued so far; the others wait for
+	// it, and one of those still waiting writes what was queued meanwhile.
+	for w.flushed < mine {
+		if w.flushing {
+			w.written.Wait()
+			continue
+		}
+		w.flushing = true
+		out, upto := w.batch, w.queued
+		w.batch = lines{w.spare.json[:0], w.spare.text[:0]}
+		w.mu.Unlock()
+		if len(out.json) > 0 {
+			w.json.Write(out.json)
+		}
+		if len(out.text) > 0 {
+			w.text.Write(out.text)
+		}
+		w.mu.Lock()
+		w.spare, w.flushed, w.flushing = out, upto, false
+		w.written.Broadcast()
 	}
 }
 
@@ -59,18 +113,31 @@ func (w *Writer) Write(r Record) {
 // may still write (client-go v0.32's reflector leaves its LIST running after its informer stops,
 // see lab.Run).
 func (w *Writer) Stop(value, detail string) {
-	if w == nil {
-		return
-	}
-	w.Setup("", StepStopped, value, detail)
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
+	w.write(Record{Kind: Setup, Step: StepStopped, Value: value, Detail: detail}, true)
 }
 
 // Setup writes a SETUP record.
 func (w *Writer) Setup(tag, step, value, detail string) {
 	w.Write(Record{Kind: Setup, Tag: tag, Step: step, Value: value, Detail: detail})
+}
+
+// KindOf returns the kind of a line that a Writer wrote, without decoding the line: a reader
+// that follows only some kinds (the harness, which copies every line of a lab to its log but
+// watches only its SETUP, HTTP and WATCH-EVENT records) skips the others at almost no cost.
+// Marshal writes the kind as the fourth key, after schema, time and source, whose values (a
+// number and two strings, where a quote is always escaped) cannot hold the bytes "kind":", so
+// the first of them is the record's own. ok is false for a line without them; Parse tells what
+// is wrong with such a line.
+func KindOf(line []byte) (kind Kind, ok bool) {
+	_, rest, found := bytes.Cut(line, []byte(`"kind":"`))
+	if !found {
+		return "", false
+	}
+	value, _, found := bytes.Cut(rest, []byte(`"`))
+	if !found {
+		return "", false
+	}
+	return Kind(value), true
 }
 
 // ParseError names the file and line a record could not be read from.
@@ -148,4 +215,26 @@ func MarshalLines(recs []Record) ([]byte, error) {
 		buf = append(append(buf, line...), '\n')
 	}
 	return buf, nil
+}
+
+// Span is the time of the first and of the last of recs (zero times for none).
+func Span(recs []Record) (first, last time.Time) {
+	if len(recs) == 0 {
+		return first, last
+	}
+	return recs[0].Time, recs[len(recs)-1].Time
+}
+
+// Files are the files that pattern (filepath.Glob's) matches, in name order; none is an error
+// that says which command makes them.
+func Files(pattern, madeBy string) ([]string, error) {
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pattern, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no file matches %s: run %s", pattern, madeBy)
+	}
+	sort.Strings(files)
+	return files, nil
 }

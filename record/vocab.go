@@ -34,6 +34,7 @@ const (
 	StepDirect     = ScenarioDirect  // Tag TagDirect: the lab's one typed List() outside its informers; Value: what it returned, or "failed" and Detail the error
 	StepKlog       = "klog"          // Tag: whose call it was, if known; Value: one line client-go logged through klog
 	StepKind       = "kind"          // Value: the informer kind (one of Kinds); Detail: what the lab set up for it
+	StepOptOut     = "opt-out"       // lab -opt-out: Value: WatchListClient on|off as client-go reports it after the switch; Detail: the mode, when, what it did
 )
 
 // Faults the harness injects on purpose (its -fault, and the restart scenarios' own): the Value

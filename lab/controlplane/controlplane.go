@@ -38,6 +38,13 @@ type Options struct {
 	// Wrap, if set, wraps the transport of the requests Start itself makes (GET /version, the
 	// default namespace), so that a caller that logs its wire sees them too.
 	Wrap func(http.RoundTripper) http.RoundTripper
+	// APIServerFlags are kube-apiserver flags set as given (name without dashes -> value), for a
+	// caller that measures the server itself: "v": "3" makes it log one line per request
+	// (k8s.io/apiserver pkg/server/httplog), "etcd-count-metric-poll-period" how soon APF learns
+	// a resource's object count.
+	APIServerFlags map[string]string
+	// APIServerLog, if set, receives kube-apiserver's stdout and stderr (its klog lines).
+	APIServerLog io.Writer
 }
 
 // ControlPlane is a running etcd + kube-apiserver.
@@ -75,6 +82,13 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 	env := environment(dir, tmp, gates, flags)
+	api := env.ControlPlane.GetAPIServer()
+	for name, value := range opts.APIServerFlags {
+		api.Configure().Set(name, value)
+	}
+	if opts.APIServerLog != nil {
+		api.Out, api.Err = opts.APIServerLog, opts.APIServerLog
+	}
 	if err := frontProxy(env.ControlPlane.GetAPIServer(), filepath.Join(tmp, certDir)); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err

@@ -51,6 +51,9 @@ type Options struct {
 	// Discovery is the config controller-runtime's REST mapper discovers with: its requests are
 	// not the informer's, and stay off its tag.
 	Discovery *rest.Config
+	// OptOut is a per-informer -opt-out mode (optout.ListWatch or optout.Client; "" for none):
+	// the typed informer says it does not support watch-list semantics (optout.go).
+	OptOut string
 }
 
 // New builds an informer of kind on cfg (whose transport is the informer's own, logged under
@@ -62,7 +65,9 @@ func New(kind string, cfg *rest.Config, o Options) (Informer, error) {
 	)
 	switch kind {
 	case record.KindTypedConfigMaps, record.KindSelector:
-		inf, err = typed(cfg, o, kind == record.KindSelector)
+		if inf, err = optedOut(cfg, o); inf == nil && err == nil {
+			inf, err = typed(cfg, o, kind == record.KindSelector)
+		}
 	case record.KindMetadata:
 		inf, err = metadataOnly(cfg, o)
 	case record.KindDynamicCRD, record.KindCBOR, record.KindAggregated:
@@ -151,7 +156,7 @@ func typed(cfg *rest.Config, o Options, selected bool) (Informer, error) {
 	if selected {
 		opts = append(opts, informers.WithTweakListOptions(func(l *metav1.ListOptions) { l.LabelSelector = Selector(record.KindSelector) }))
 	}
-	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, opts...)
+	f := informers.NewSharedInformerFactoryWithOptions(clientFor(cs, o), 0, opts...)
 	// Asking the factory for an informer registers it, and Start starts every one registered:
 	// ask for the one watched only.
 	var inf cache.SharedIndexInformer

@@ -60,7 +60,10 @@ func Suite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fakeRun := startFakes(t, bin) // needs no server: it runs beside attached
 	t.Run("attached", func(t *testing.T) { attached(t, bin, pinned) })
+	t.Run("fakes", func(t *testing.T) { checkFakes(t, fakeRun, pinned) })
+	fakeRun.Stop(10 * time.Second) // ended already, unless -run left fakes out: standalone counts children
 	t.Run("standalone", func(t *testing.T) { standalone(t, bin, pinned) })
 }
 
@@ -129,6 +132,7 @@ func attached(t *testing.T, bin, pinned string) {
 	}
 	t.Run("kind not served", func(t *testing.T) { kindNotServed(t, bin, kubeconfig) })
 	t.Run("not synced", func(t *testing.T) { notSynced(t, bin, cp) })
+	t.Run("opt-out", func(t *testing.T) { optOuts(t, bin, kubeconfig) })
 }
 
 // kindNotServed: attached to a server without the lab's CRD, a dynamic-crd lab starts no
@@ -458,7 +462,16 @@ type labProcess struct {
 
 func startLab(t *testing.T, bin string, args ...string) *labProcess {
 	t.Helper()
+	return startLabEnv(t, bin, nil, args...)
+}
+
+// startLabEnv is startLab with env (KEY=value) added to the lab's environment.
+func startLabEnv(t *testing.T, bin string, env []string, args ...string) *labProcess {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	p := &labProcess{recs: make(chan record.Record, 1024), stderr: &strings.Builder{}}
 	cmd.Stderr = p.stderr
 	proc, err := process.Start(cmd, process.Options{What: "lab " + filepath.Base(bin), Stdout: func(line []byte) {

@@ -7,6 +7,7 @@ package process
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,11 @@ type Options struct {
 	// Stdout and Stderr, when set, get the child's output line by line as it comes, each line
 	// with its newline (the last one may have none). Unset, the cmd's own Stdout and Stderr hold.
 	Stdout, Stderr func(line []byte)
+	// StdoutDrained, when set, is called each time the lines read so far have all gone to Stdout
+	// and no more output has arrived: a caller that buffers what it does with each line (writes
+	// to a file) flushes there, once per read from the pipe rather than once per line, and has
+	// nothing left unflushed while the child is silent.
+	StdoutDrained func()
 	// StopSignal is what Stop sends first: SIGINT (what Ctrl-C sends) when 0.
 	StopSignal syscall.Signal
 }
@@ -52,9 +58,10 @@ func Start(cmd *exec.Cmd, opts Options) (*Process, error) {
 	p := &Process{opts: opts, cmd: cmd, done: make(chan struct{})}
 	var readers sync.WaitGroup
 	for _, out := range []struct {
-		line func([]byte)
-		pipe func() (io.ReadCloser, error)
-	}{{opts.Stdout, cmd.StdoutPipe}, {opts.Stderr, cmd.StderrPipe}} {
+		line    func([]byte)
+		drained func()
+		pipe    func() (io.ReadCloser, error)
+	}{{opts.Stdout, opts.StdoutDrained, cmd.StdoutPipe}, {opts.Stderr, nil, cmd.StderrPipe}} {
 		if out.line == nil {
 			continue
 		}
@@ -65,7 +72,7 @@ func Start(cmd *exec.Cmd, opts Options) (*Process, error) {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
-			readLines(r, out.line)
+			readLines(r, out.line, out.drained)
 		}()
 	}
 	cmd.SysProcAttr = sysProcAttr()
@@ -90,18 +97,29 @@ func Start(cmd *exec.Cmd, opts Options) (*Process, error) {
 	return p, nil
 }
 
-// readLines calls line for each line of r, as it comes, until r ends.
-func readLines(r io.Reader, line func([]byte)) {
+// readLines calls line for each line of r, as it comes, until r ends; and drained (if not nil)
+// whenever the lines read so far are done and the next one needs a read from r, which may
+// wait, and at r's end.
+func readLines(r io.Reader, line func([]byte), drained func()) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	for {
 		l, err := br.ReadBytes('\n')
 		if len(l) > 0 {
 			line(l)
 		}
+		if drained != nil && (err != nil || !lineBuffered(br)) {
+			drained()
+		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// lineBuffered reports whether br holds a whole line already, which it reads without r.
+func lineBuffered(br *bufio.Reader) bool {
+	b, _ := br.Peek(br.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
 }
 
 // PID is the child's process id.

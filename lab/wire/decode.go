@@ -2,6 +2,9 @@ package wire
 
 import (
 	"mime"
+	"reflect"
+	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -10,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/runtime/serializer/recognizer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -41,6 +45,50 @@ var (
 		cborInfo("cbor"),
 		cborInfo("cbor-seq")) // what a watch answers: a CBOR sequence (RFC 8742), one item an event
 )
+
+// eventObjects decodes a watch event's object for its record, which holds only metadata
+// (namespace, name, resourceVersion, a bookmark's annotations). A protobuf object of a kind whose
+// metadata is its field 1, as its Go type's protobuf tag says (metadataFirst), is decoded as a
+// PartialObjectMetadata, whose metadata is field 1 too: apimachinery's protobuf serializer
+// unmarshals into a type its scheme does not know as into any protobuf message, and the rest of
+// the object (a ConfigMap's data, a Secret's bytes, managed by the client alone) is skipped,
+// not copied. Any other object (JSON, CBOR, a Status, a Table, a kind the wire does not know)
+// is decoded in full by objects.
+var eventObjects runtime.Decoder = metadataDecoder{}
+
+// envelope reads a protobuf object's envelope (runtime.Unknown) with a scheme that knows no type.
+var envelope = protobuf.NewSerializer(runtime.NewScheme(), runtime.NewScheme())
+
+type metadataDecoder struct{}
+
+func (metadataDecoder) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if ok, _, _ := envelope.RecognizesData(data); ok && into == nil {
+		m := &metav1.PartialObjectMetadata{}
+		if _, actual, err := envelope.Decode(data, gvk, m); err == nil && metadataFirst(*actual) {
+			m.SetGroupVersionKind(*actual)
+			return m, actual, nil
+		}
+	}
+	return objects.Decode(data, gvk, into)
+}
+
+var metadataFields sync.Map // schema.GroupVersionKind -> bool
+
+// metadataFirst reports whether the wire scheme's type for gvk holds an ObjectMeta as protobuf
+// field 1, as PartialObjectMetadata does (its generated tag: "bytes,1,opt,name=metadata").
+func metadataFirst(gvk schema.GroupVersionKind) bool {
+	if v, ok := metadataFields.Load(gvk); ok {
+		return v.(bool)
+	}
+	first := false
+	if obj, err := wireScheme.New(gvk); err == nil {
+		t := reflect.TypeOf(obj).Elem()
+		f, ok := t.FieldByName("ObjectMeta")
+		first = ok && f.Type == reflect.TypeOf(metav1.ObjectMeta{}) && strings.HasPrefix(f.Tag.Get("protobuf"), "bytes,1,")
+	}
+	metadataFields.Store(gvk, first)
+	return first
+}
 
 // discoveryGroup is aggregated discovery's (APIGroupDiscoveryList): a list, which the
 // unstructured decoder would decode, but no informer's LIST.

@@ -199,7 +199,7 @@ func (t *transport) decodeWatch(r io.ReadCloser, info runtime.SerializerInfo, si
 		return
 	}
 	frames := stream.Framer.NewFrameReader(r)
-	dec := restwatch.NewDecoder(streaming.NewDecoder(frames, stream.Serializer), objects)
+	dec := restwatch.NewDecoder(streaming.NewDecoder(frames, stream.Serializer), eventObjects)
 	for {
 		typ, obj, err := dec.Decode()
 		if err != nil {

@@ -87,6 +87,7 @@ type options struct {
 	interval, syncTimeout, settle time.Duration
 	memFactor                     float64
 	overhead, docs, quick, fresh  bool
+	overheadOnly                  bool // measure the overhead point alone (overheadOnlyDefaults)
 }
 
 // Run is make bench's main; it returns the exit code: 0, 1 when the run failed, 2 for bad flags.
@@ -142,8 +143,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.quick {
 		quickDefaults(fs, &o, &v)
 	}
+	if o.overheadOnly {
+		if err := overheadOnlyDefaults(fs, &o); err != nil {
+			return o, err
+		}
+	}
 	if err := o.read(v); err != nil {
 		return o, err
+	}
+	if o.overheadOnly { // the overhead point is measured on the first server only
+		o.servers = o.servers[:1]
 	}
 	if err := o.check(v); err != nil {
 		return o, err
@@ -177,6 +186,7 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.Float64Var(&o.memFactor, "mem-factor", 4.5, "memory guard: refuse when count × (size + 2 KiB) × max K × this exceeds MemAvailable (measured: apiserver and lab together peak at about 4× for LIST→WATCH)")
 	fs.IntVar(&o.workers, "workers", 16, "concurrent creates while seeding")
 	fs.BoolVar(&o.overhead, "overhead", true, "also measure the harness's overhead: the largest K of the small case, streaming, with and without wire logging")
+	fs.BoolVar(&o.overheadOnly, "overhead-only", false, "measure only the overhead point (the small case at the largest K, streaming, -quiet against wire logging, on the first server), to see what wire logging costs in a few minutes; not with -docs")
 	fs.BoolVar(&o.fresh, "fresh", true, "start each run on a fresh kube-apiserver process (killed and restarted on the same etcd, port and certificates); -fresh=false measures every run on one process")
 	fs.StringVar(&o.from, "from", "", "measure nothing: re-render the tables and plots (and docs/bench.md with -docs) from this run directory's results.json")
 	fs.BoolVar(&o.docs, "docs", false, "also write docs/bench.md and its plots from this run")
@@ -200,6 +210,24 @@ func quickDefaults(fs *flag.FlagSet, o *options, v *flagValues) {
 			apply()
 		}
 	}
+}
+
+// overheadOnlyDefaults is -overhead-only: the small case alone, whose largest K the overhead
+// point runs at (on the first server: parseFlags keeps only it). A run that measures nothing
+// else cannot write docs/bench.md.
+func overheadOnlyDefaults(fs *flag.FlagSet, o *options) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case o.docs:
+		return errors.New("-overhead-only measures one point and cannot write docs/bench.md: drop -docs (make bench ARGS=-docs measures the overhead point with the rest)")
+	case !o.overhead:
+		return errors.New("-overhead-only with -overhead=false measures nothing: drop one of them")
+	case set["cases"] && strings.TrimSpace(o.cases) != "small":
+		return fmt.Errorf("-overhead-only measures the small case, got -cases %s: drop -cases", o.cases)
+	}
+	o.cases = "small"
+	return nil
 }
 
 // read sets the sizes, the secrets case's K, the servers and the K from the flags' values.

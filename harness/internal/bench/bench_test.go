@@ -361,6 +361,36 @@ func TestParseFlagsQuick(t *testing.T) {
 	}
 }
 
+// -overhead-only is the small case on the first server; with what would measure or write more,
+// it is refused.
+func TestParseFlagsOverheadOnly(t *testing.T) {
+	o, err := parseFlags([]string{"-overhead-only", "-servers", "1.32.13,1.37.2", "-root", "/r"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs, _ := o.selected(); len(cs) != 1 || cs[0].Name != "small" || len(o.servers) != 1 || o.servers[0].Name() != "1.32.13" {
+		t.Errorf("-overhead-only: cases %+v, servers %v; want small on 1.32.13", cs, o.servers)
+	}
+	for _, args := range [][]string{{"-overhead-only", "-docs"}, {"-overhead-only", "-overhead=false"}, {"-overhead-only", "-cases", "large"}} {
+		if _, err := parseFlags(append(args, "-root", "/r"), io.Discard); err == nil {
+			t.Errorf("parseFlags(%v): no error", args)
+		}
+	}
+}
+
+// A run of the overhead point alone prints that point, not tables of the runs it did not make.
+func TestTerminalOverheadOnly(t *testing.T) {
+	var results []Result
+	for i, logged := range []bool{false, true, false, true} {
+		results = append(results, Result{Server: "1.32.13", Case: "small-overhead", K: 16, Mode: Streaming, Logged: logged, Rep: i/2 + 1, SyncMillis: map[bool]float64{false: 6000, true: 8400}[logged]})
+	}
+	out := Terminal(Report{Servers: []ServerInfo{{Name: "1.32.13"}}, Cases: []Case{{Name: "small", Objects: 20000, Size: 1024}}, Ks: []int{16}, Results: results})
+	if !strings.Contains(out, "| time until every informer synced (s) | 6.00") || !strings.Contains(out, "1.40×") ||
+		strings.Contains(out, "== kube-apiserver") || strings.Contains(out, "streaming/LIST→WATCH") {
+		t.Errorf("Terminal of an -overhead-only run:\n%s", out)
+	}
+}
+
 // TestDocsAreTheirResults: docs/bench.md and its plots are what this build renders from the
 // real run's results, kept beside them (written by make bench ARGS=-docs).
 func TestDocsAreTheirResults(t *testing.T) {

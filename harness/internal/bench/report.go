@@ -90,6 +90,16 @@ func (rep Report) maxK(c Case) int {
 // overhead point, the headline.
 func Terminal(rep Report) string {
 	var b strings.Builder
+	took := rep.Finished.Sub(rep.Started).Round(time.Second)
+	sv, k, overhead := overheadPoint(rep)
+	overheadTable := func() {
+		fmt.Fprintf(&b, "\n== harness overhead (small case, kube-apiserver %s) ==\n%s", sv, OverheadTable(rep.Results, sv, "small-overhead", k, overheadMode))
+	}
+	if overhead && !slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Case != "small-overhead" }) {
+		overheadTable() // -overhead-only: that point is all there is
+		fmt.Fprintf(&b, "\nbench took %s\n", took)
+		return b.String()
+	}
 	for _, sv := range rep.Servers {
 		for _, c := range rep.Cases {
 			fmt.Fprintf(&b, "\n== kube-apiserver %s, %s ==\n%s", sv.Name, c, CaseTable(rep.Results, sv.Name, c, c.Runs(rep.Ks)))
@@ -100,10 +110,10 @@ func Terminal(rep Report) string {
 			fmt.Fprintf(&b, "\n== %s, K=%d, across servers ==\n%s", c, rep.maxK(c), RatioTable(rep.Results, rep.serverNames(), c, rep.maxK(c)))
 		}
 	}
-	if sv, k, ok := overheadPoint(rep); ok {
-		fmt.Fprintf(&b, "\n== harness overhead (small case, kube-apiserver %s) ==\n%s", sv, OverheadTable(rep.Results, sv, "small-overhead", k, overheadMode))
+	if overhead {
+		overheadTable()
 	}
-	fmt.Fprintf(&b, "\n%s\nbench took %s\n", Headline(rep), rep.Finished.Sub(rep.Started).Round(time.Second))
+	fmt.Fprintf(&b, "\n%s\nbench took %s\n", Headline(rep), took)
 	return b.String()
 }
 

@@ -184,6 +184,9 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 		total += len(c.Runs(o.ks)) * o.repeats * len(Modes)
 	}
 	total *= len(o.servers)
+	if o.overheadOnly {
+		total = 0
+	}
 	if o.overhead && slices.ContainsFunc(cases, func(c Case) bool { return c.Name == "small" }) {
 		total += 2 * o.repeats // on the first server
 	}
@@ -272,6 +275,9 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 	b.say("seeded %s in namespace %s in %s", c, ns, seeding.Round(time.Millisecond))
 
 	for _, k := range c.Runs(b.o.ks) {
+		if b.o.overheadOnly {
+			break
+		}
 		for rep := 1; rep <= b.o.repeats; rep++ {
 			for _, m := range Modes {
 				r, err := b.measure(ctx, c.Name, c.Resource, ns, k, m, false, rep)

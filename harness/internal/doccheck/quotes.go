@@ -41,6 +41,8 @@ var QuotableModules = map[string]bool{
 	"k8s.io/apiserver":       true,
 	"k8s.io/apimachinery":    true,
 	"k8s.io/kube-aggregator": true,
+	// docs/fakes.md: controller-runtime's fake client and fake informers.
+	"sigs.k8s.io/controller-runtime": true,
 }
 
 // Quote is one source quote and where it stands.

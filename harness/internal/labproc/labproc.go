@@ -3,6 +3,7 @@
 package labproc
 
 import (
+	"bufio"
 	"context"
 	"debug/buildinfo"
 	"fmt"
@@ -58,8 +59,11 @@ type Proc struct {
 	Name   string
 	proc   *process.Process
 	mu     sync.Mutex
-	synced map[string]bool                       // tag -> synced
-	events map[string]map[string][]record.Record // tag -> namespace/name -> the watch events of that object
+	synced map[string]bool // tag -> synced
+	// tag -> namespace/name -> the watch events of that object, each as much as record.Delivers
+	// reads of it beside its object: a lab logging a large initial sync sends hundreds of
+	// thousands, and the harness keeps them all.
+	events map[string]map[string][]event
 	fault  string
 	stderr string
 	setups []record.Record // every SETUP record, in order (few: versions, gate, server, synced)
@@ -88,12 +92,19 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 	p := newProc(name, errPath)
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = errFile
+	// The lines go to the file in one write per read from the pipe (StdoutDrained): a lab logging
+	// every watch event writes hundreds of thousands of lines, and what was read is on disk
+	// before the harness waits for more. Only the records note follows are decoded.
+	log := bufio.NewWriterSize(logFile, 1<<20)
 	p.proc, err = process.Start(cmd, process.Options{What: "lab " + name, Stdout: func(line []byte) {
-		logFile.Write(line) // one write per line, unbuffered: a crash loses nothing written
+		log.Write(line)
+		if kind, ok := record.KindOf(line); ok && !noted[kind] {
+			return
+		}
 		if rec, perr := record.Parse(line); perr == nil {
 			p.note(rec)
 		}
-	}})
+	}, StdoutDrained: func() { log.Flush() }})
 	if err != nil {
 		logFile.Close()
 		errFile.Close()
@@ -108,9 +119,13 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 }
 
 func newProc(name, stderr string) *Proc {
-	return &Proc{Name: name, stderr: stderr, synced: map[string]bool{}, events: map[string]map[string][]record.Record{},
+	return &Proc{Name: name, stderr: stderr, synced: map[string]bool{}, events: map[string]map[string][]event{},
 		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}, watchServer: map[string]string{}, listedLast: map[string]bool{}}
 }
+
+// noted are the kinds of record note reads; the harness only copies the others (the lab's
+// HANDLER, LIST and MUTATOR records) to the log.
+var noted = map[record.Kind]bool{record.Setup: true, record.HTTP: true, record.WatchEvent: true}
 
 // note keeps what the harness waits on from one of the lab's records.
 func (p *Proc) note(r record.Record) {
@@ -129,9 +144,10 @@ func (p *Proc) note(r record.Record) {
 		p.fault = r.Value + ": " + r.Detail
 	case r.Kind == record.WatchEvent && r.Name != "":
 		if p.events[r.Tag] == nil {
-			p.events[r.Tag] = map[string][]record.Record{}
+			p.events[r.Tag] = map[string][]event{}
 		}
-		p.events[r.Tag][object(r)] = append(p.events[r.Tag][object(r)], r)
+		obj := object(r)
+		p.events[r.Tag][obj] = append(p.events[r.Tag][obj], event{r.Event, r.RV})
 	case record.IsWatch(r):
 		if r.Status == 200 && r.Error == "" {
 			p.watchOK[r.Tag] = r.Time
@@ -215,7 +231,9 @@ func (p *Proc) Missing(writes []record.Record, tags ...string) int {
 	n := 0
 	for _, t := range tags {
 		for _, w := range writes {
-			delivers := func(ev record.Record) bool { return record.Delivers(w, ev) }
+			delivers := func(ev event) bool {
+				return record.Delivers(w, record.Record{Kind: record.WatchEvent, Event: ev.typ, Namespace: w.Namespace, Name: w.Name, RV: ev.rv})
+			}
 			if !slices.ContainsFunc(p.events[t][object(w)], delivers) {
 				n++
 			}
@@ -223,6 +241,9 @@ func (p *Proc) Missing(writes []record.Record, tags ...string) int {
 	}
 	return n
 }
+
+// event is one watch event of an object: its type and rv.
+type event struct{ typ, rv string }
 
 // object names a write's or an event's object: Missing looks only at that object's events.
 func object(r record.Record) string { return r.Namespace + "/" + r.Name }
