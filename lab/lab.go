@@ -30,6 +30,7 @@ import (
 	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/optout"
+	"informer-lab/lab/optout/gates"
 	"informer-lab/lab/pin"
 	"informer-lab/lab/procs"
 	"informer-lab/lab/wire"
@@ -123,7 +124,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	// reads its KUBE_FEATURE_ variables once, on the first question).
 	optedOut := ""
 	if opts.optOut != "" && opts.optOutAt == optout.AtStart {
-		if optedOut, err = optout.Switch(opts.optOut); err != nil {
+		if optedOut, err = gates.Switch(opts.optOut); err != nil {
 			return err
 		}
 	}

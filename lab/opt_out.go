@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"informer-lab/lab/optout"
+	"informer-lab/lab/optout/gates"
 	"informer-lab/record"
 
 	"k8s.io/client-go/tools/cache"
@@ -56,7 +57,7 @@ func switchBetween(ctx context.Context, mode string, aSynced cache.InformerSynce
 	if !cache.WaitForCacheSync(ctx.Done(), aSynced) {
 		return nil
 	}
-	did, err := optout.Switch(mode)
+	did, err := gates.Switch(mode)
 	if err != nil {
 		return err
 	}

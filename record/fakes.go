@@ -15,34 +15,76 @@ const (
 )
 
 // FakeStandIn is one test double of lab -fakes: what a unit test builds an informer on instead
-// of an apiserver. Its informer is in lab/fakes; what it does per version is in its records
+// of an apiserver, and what decides whether it syncs. Its informer is in lab/fakes (kept out of
+// this package, which every test binary links, because the fakes link client-go's whole fake
+// clientset and controller-runtime's fake client); what it did per version is in its records
 // (SETUP fake, tagged FakeTag).
 type FakeStandIn struct {
 	Name string
 	Doc  string // what it is, in one line
 	Fix  string // the one line that makes it sync where it does not by itself
+	// Reflector says that its informer runs client-go's reflector, which streams its initial list
+	// with the gate on unless it is told that its client cannot: from client-go minor version
+	// OptsOutFrom on, or FakeNever.
+	Reflector   bool
+	OptsOutFrom int
+	// HasSyncedFrom is, for a stand-in without a reflector, the controller-runtime minor version
+	// from which its informer's HasSynced reports true.
+	HasSyncedFrom int
 }
+
+// FakeNever is FakeStandIn.OptsOutFrom of a stand-in whose reflector is never told that its
+// client cannot stream.
+const FakeNever = -1
+
+// FakeVersions are the minor versions of client-go and controller-runtime a lab module links.
+type FakeVersions struct{ ClientGo, ControllerRuntime int }
+
+// Syncs says whether the stand-in's informer syncs on versions v with the WatchListClient gate on
+// or off: with it off every reflector lists; with it on, only one told that its client cannot
+// stream does.
+func (s FakeStandIn) Syncs(v FakeVersions, gateOn bool) bool {
+	if !s.Reflector {
+		return v.ControllerRuntime >= s.HasSyncedFrom
+	}
+	return !gateOn || (s.OptsOutFrom != FakeNever && v.ClientGo >= s.OptsOutFrom)
+}
+
+// FakeSeeds are the names of the ConfigMaps every fake starts with, in namespace default; an
+// informer that synced holds both.
+var FakeSeeds = []string{"seed-1", "seed-2"}
 
 // FakeGateOffInTest is the one line that makes every stand-in with a reflector sync on every
 // client-go version: the gate off in the unit test, with client-go's own test helper
 // (k8s.io/client-go/features/testing, in every version from v0.31).
 const FakeGateOffInTest = "clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)"
 
-// FakeStandIns are the stand-ins, in the order pages show them.
+// FakeStandIns are the stand-ins, in the order pages show them. The client-go fakes say they
+// cannot stream from v0.35 (IsWatchListSemanticsUnSupported) and the factories generated from
+// v0.35 pass it on (cache.ToListWatcherWithWatchListSemantics); a reflector reads it from v0.35.
+// controller-runtime's FakeInformers hand out informers built Synced from v0.23
+// (pkg/cache/informertest).
 var FakeStandIns = []FakeStandIn{
-	{Name: "typed-fake", Doc: "`kubernetes/fake.NewSimpleClientset` and `informers.NewSharedInformerFactory`",
+	{Name: "typed-fake", Reflector: true, OptsOutFrom: 35,
+		Doc: "`kubernetes/fake.NewSimpleClientset` and `informers.NewSharedInformerFactory`",
 		Fix: "client-go v0.35 or later, or " + "`" + FakeGateOffInTest + "`"},
-	{Name: "dynamic-fake", Doc: "`dynamic/fake.NewSimpleDynamicClient` and `dynamicinformer.NewDynamicSharedInformerFactory`",
+	{Name: "dynamic-fake", Reflector: true, OptsOutFrom: 35,
+		Doc: "`dynamic/fake.NewSimpleDynamicClient` and `dynamicinformer.NewDynamicSharedInformerFactory`",
 		Fix: "client-go v0.35 or later, or " + "`" + FakeGateOffInTest + "`"},
-	{Name: "metadata-fake", Doc: "`metadata/fake.NewSimpleMetadataClient` and `metadatainformer.NewSharedInformerFactory`",
+	{Name: "metadata-fake", Reflector: true, OptsOutFrom: 35,
+		Doc: "`metadata/fake.NewSimpleMetadataClient` and `metadatainformer.NewSharedInformerFactory`",
 		Fix: "client-go v0.35 or later, or " + "`" + FakeGateOffInTest + "`"},
-	{Name: "old-informer-gen", Doc: "an informer of the shape informer-gen generated before v0.35 (`NewFilteredConfigMapInformer` over a bare `cache.ListWatch` of `ListFunc` and `WatchFunc`) on the typed fake",
+	{Name: "old-informer-gen", Reflector: true, OptsOutFrom: FakeNever,
+		Doc: "an informer of the shape informer-gen generated before v0.35 (`NewFilteredConfigMapInformer` over a bare `cache.ListWatch` of `ListFunc` and `WatchFunc`) on the typed fake",
 		Fix: "generate it again with informer-gen v0.35 or later (it wraps the ListWatch in `cache.ToListWatcherWithWatchListSemantics`), or " + "`" + FakeGateOffInTest + "`"},
-	{Name: "old-informer-gen-optout", Doc: "the same informer, its ListWatch given `IsWatchListSemanticsUnSupported() bool { return true }`",
+	{Name: "old-informer-gen-optout", Reflector: true, OptsOutFrom: 35,
+		Doc: "the same informer, its ListWatch given `IsWatchListSemanticsUnSupported() bool { return true }`",
 		Fix: "client-go v0.35 or later (an older reflector does not ask), or " + "`" + FakeGateOffInTest + "`"},
-	{Name: "controller-runtime-fake", Doc: "a client-go informer on controller-runtime's fake client (`pkg/client/fake`) through a `cache.ListWatch`: controller-runtime's own cache takes a `rest.Config` and cannot run on it",
+	{Name: "controller-runtime-fake", Reflector: true, OptsOutFrom: FakeNever,
+		Doc: "a client-go informer on controller-runtime's fake client (`pkg/client/fake`) through a `cache.ListWatch`: controller-runtime's own cache takes a `rest.Config` and cannot run on it",
 		Fix: "`" + FakeGateOffInTest + "`" + " (the fake client has no `IsWatchListSemanticsUnSupported` to pass on)"},
-	{Name: "controller-runtime-informertest", Doc: "controller-runtime's fake informers (`pkg/cache/informertest`): no reflector, `HasSynced` returns a field",
+	{Name: "controller-runtime-informertest", HasSyncedFrom: 23,
+		Doc: "controller-runtime's fake informers (`pkg/cache/informertest`): no reflector, `HasSynced` returns a field",
 		Fix: "controller-runtime v0.23 or later, or wait on the `FakeInformers`' own `WaitForCacheSync`"},
 }
 

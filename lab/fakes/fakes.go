@@ -39,62 +39,32 @@ import (
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
-// Never is StandIn.OptsOutFrom of a stand-in whose reflector is never told that its client
-// cannot stream.
-const Never = -1
-
-// StandIn is one of record.FakeStandIns, with its informer and what decides whether it syncs.
+// StandIn is one of record.FakeStandIns with its informer.
 type StandIn struct {
 	record.FakeStandIn
-	// Reflector says that its informer runs client-go's reflector, which streams its initial list
-	// with the gate on unless it is told that its client cannot: from client-go minor version
-	// OptsOutFrom on, or Never.
-	Reflector   bool
-	OptsOutFrom int
-	// HasSyncedFrom is, for a stand-in without a reflector, the controller-runtime minor version
-	// from which its informer's HasSynced reports true.
-	HasSyncedFrom int
-	start         func(ctx context.Context) (cache.SharedIndexInformer, error)
+	start func(ctx context.Context) (cache.SharedIndexInformer, error)
 }
 
-// Versions are the minor versions of client-go and controller-runtime a lab module links.
-type Versions struct{ ClientGo, ControllerRuntime int }
-
-// Syncs says whether the stand-in's informer syncs on versions v with the WatchListClient gate on
-// or off: with it off every reflector lists; with it on, only one told that its client cannot
-// stream does.
-func (s StandIn) Syncs(v Versions, gateOn bool) bool {
-	if !s.Reflector {
-		return v.ControllerRuntime >= s.HasSyncedFrom
-	}
-	return !gateOn || (s.OptsOutFrom != Never && v.ClientGo >= s.OptsOutFrom)
-}
-
-// byName are the stand-ins' informers and what decides them, by record.FakeStandIns' names.
-// The client-go fakes say they cannot stream from v0.35 (IsWatchListSemanticsUnSupported) and
-// the factories generated from v0.35 pass it on (cache.ToListWatcherWithWatchListSemantics); a
-// reflector reads it from v0.35. controller-runtime's FakeInformers hand out informers built
-// Synced from v0.23 (pkg/cache/informertest).
-var byName = map[string]StandIn{
-	"typed-fake":                      {Reflector: true, OptsOutFrom: 35, start: typedFake},
-	"dynamic-fake":                    {Reflector: true, OptsOutFrom: 35, start: dynamicFake},
-	"metadata-fake":                   {Reflector: true, OptsOutFrom: 35, start: metadataFake},
-	"old-informer-gen":                {Reflector: true, OptsOutFrom: Never, start: oldInformerGen(false)},
-	"old-informer-gen-optout":         {Reflector: true, OptsOutFrom: 35, start: oldInformerGen(true)},
-	"controller-runtime-fake":         {Reflector: true, OptsOutFrom: Never, start: controllerRuntimeFake},
-	"controller-runtime-informertest": {HasSyncedFrom: 23, start: informerTest},
+// starts are the stand-ins' informers, by record.FakeStandIns' names.
+var starts = map[string]func(ctx context.Context) (cache.SharedIndexInformer, error){
+	"typed-fake":                      typedFake,
+	"dynamic-fake":                    dynamicFake,
+	"metadata-fake":                   metadataFake,
+	"old-informer-gen":                oldInformerGen(false),
+	"old-informer-gen-optout":         oldInformerGen(true),
+	"controller-runtime-fake":         controllerRuntimeFake,
+	"controller-runtime-informertest": informerTest,
 }
 
 // StandIns are record.FakeStandIns with their informers, in that order.
 var StandIns = func() []StandIn {
 	out := make([]StandIn, len(record.FakeStandIns))
 	for i, f := range record.FakeStandIns {
-		s, ok := byName[f.Name]
+		start, ok := starts[f.Name]
 		if !ok {
 			panic("lab/fakes: no informer for record.FakeStandIns' " + f.Name)
 		}
-		s.FakeStandIn = f
-		out[i] = s
+		out[i] = StandIn{FakeStandIn: f, start: start}
 	}
 	return out
 }()
@@ -128,7 +98,7 @@ type Result struct {
 	Items  []record.Item // the informer's cache when it synced or the wait ended
 }
 
-// Run starts the stand-in's informer, seeded with Seeds, and waits until it has synced, wait has
+// Run starts the stand-in's informer, seeded with record.FakeSeeds, and waits until it has synced, wait has
 // passed or ctx ended; it stops the informer before it returns.
 func (s StandIn) Run(ctx context.Context, wait time.Duration) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -160,12 +130,10 @@ func (s StandIn) Run(ctx context.Context, wait time.Duration) (Result, error) {
 	return Result{Synced: true, Took: time.Since(start), Items: items(inf)}, nil
 }
 
-// Seeds are the ConfigMaps every fake starts with; an informer that synced holds both.
-var Seeds = []string{"seed-1", "seed-2"}
-
+// seeds are the ConfigMaps every fake starts with, named record.FakeSeeds.
 func seeds() []runtime.Object {
-	objs := make([]runtime.Object, len(Seeds))
-	for i, name := range Seeds {
+	objs := make([]runtime.Object, len(record.FakeSeeds))
+	for i, name := range record.FakeSeeds {
 		objs[i] = &corev1.ConfigMap{
 			// The dynamic fake converts typed objects with their kind, which a literal lacks.
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},

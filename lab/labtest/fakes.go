@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"informer-lab/lab/fakes"
 	"informer-lab/record"
 )
 
@@ -27,8 +26,12 @@ func checkFakes(t *testing.T, p *labProcess, pinned string) {
 	if code != 0 {
 		t.Errorf("lab -fakes exited %d, want 0 (a stall is a result)\nstderr:\n%s", code, stderr)
 	}
-	v := fakes.Versions{ClientGo: record.Minor(pinned), ControllerRuntime: record.Minor(fakes.ControllerRuntime())}
-	for _, s := range fakes.StandIns {
+	cr := setupOf(recs, record.StepControllerRuntime)
+	if cr == nil {
+		t.Fatalf("lab -fakes wrote no SETUP %s record", record.StepControllerRuntime)
+	}
+	v := record.FakeVersions{ClientGo: record.Minor(pinned), ControllerRuntime: record.Minor(cr.Value)}
+	for _, s := range record.FakeStandIns {
 		for _, gate := range []string{"off", "on"} {
 			tag := record.FakeTag(s.Name, gate)
 			var klog []string
@@ -69,8 +72,8 @@ func checkFakes(t *testing.T, p *labProcess, pinned string) {
 				for _, it := range res.Items {
 					names = append(names, it.Name)
 				}
-				if !slices.Equal(names, fakes.Seeds) {
-					t.Errorf("%s: synced holding %v, want %v", tag, names, fakes.Seeds)
+				if !slices.Equal(names, record.FakeSeeds) {
+					t.Errorf("%s: synced holding %v, want %v", tag, names, record.FakeSeeds)
 				}
 			}
 		}
