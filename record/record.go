@@ -106,11 +106,6 @@ type Item struct {
 	RV        string `json:"rv"`
 }
 
-// Marshal renders r as one JSON line, without the trailing newline.
-func (r Record) Marshal() ([]byte, error) {
-	return json.Marshal(r)
-}
-
 // Parse decodes one JSON line and checks it is a record this package can read.
 func Parse(line []byte) (Record, error) {
 	var r Record

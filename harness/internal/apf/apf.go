@@ -260,7 +260,7 @@ func startLab(ctx context.Context, o Options, bin, kubeconfig, ns, mode, label, 
 	args := []string{"-kubeconfig", kubeconfig, "-records", "-", "-name", labModule, "-namespace", ns,
 		"-informers", fmt.Sprint(o.Informers), "-watch-list", mode, "-quiet"}
 	start := time.Now()
-	p, err := labproc.Start(labModule, bin, args, filepath.Join(runDir, name+".jsonl"), filepath.Join(runDir, name+".stderr"))
+	p, err := labproc.StartSetups(labModule, bin, args, filepath.Join(runDir, name+".jsonl"), filepath.Join(runDir, name+".stderr"))
 	if err != nil {
 		return r, err
 	}

@@ -446,7 +446,7 @@ func (b *bed) measure(ctx context.Context, label, resource, ns string, k int, m 
 		args = append(args, "-quiet")
 	}
 	start := time.Now()
-	p, err := labproc.Start(labModule, b.bin, args, filepath.Join(b.runDir, "runs", name+".jsonl"), filepath.Join(b.runDir, "runs", name+".stderr"))
+	p, err := labproc.StartSetups(labModule, b.bin, args, filepath.Join(b.runDir, "runs", name+".jsonl"), filepath.Join(b.runDir, "runs", name+".stderr"))
 	if err != nil {
 		return r, err
 	}
