@@ -121,7 +121,7 @@ func (o options) check() error {
 // run is make compare: build every lab module outside the workspace (so each links its own
 // pin), then one run of the scenario with every lab attached.
 func run(ctx context.Context, o options, stdout, stderr io.Writer) (runDir string, code int, err error) {
-	labDirs, err := labModules(o.root, o.labs)
+	labDirs, err := labproc.Modules(o.root, o.labs)
 	if err != nil {
 		return "", exitUsage, err
 	}

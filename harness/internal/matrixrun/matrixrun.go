@@ -20,6 +20,7 @@ import (
 	"informer-lab/harness/internal/app"
 	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/cluster"
+	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/proxy"
 	"informer-lab/harness/internal/rundir"
 	"informer-lab/harness/internal/servers"
@@ -241,14 +242,14 @@ func (o options) grid() (grid, error) {
 		}
 		g.scenarios = append(g.scenarios, s)
 	}
-	mods, err := filepath.Glob(filepath.Join(o.root, "client-v*", "go.mod"))
-	if err != nil || len(mods) == 0 {
-		return g, fmt.Errorf("no client-v*/go.mod under %s", o.root)
+	mods, err := labproc.Modules(o.root, "")
+	if err != nil {
+		return g, err
 	}
 	var all []string
 	for _, m := range mods {
 		for _, gate := range gates {
-			all = append(all, filepath.Base(filepath.Dir(m))+"-"+gate)
+			all = append(all, filepath.Base(m)+"-"+gate)
 		}
 	}
 	for _, c := range split(o.clients, all) {

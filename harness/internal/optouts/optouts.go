@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,9 +66,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 
 func run(ctx context.Context, o options, stdout io.Writer) error {
 	say := func(f string, a ...any) { fmt.Fprintf(stdout, "[opt-outs] "+f+"\n", a...) }
-	mods, err := modules(o.root, o.labs)
+	mods, err := labproc.Modules(o.root, o.labs)
 	if err != nil {
-		return err
+		return cli.Usage(fmt.Errorf("-labs: %w", err))
 	}
 	dir, err := rundir.New(o.out, "opt-outs-", time.Now())
 	if err != nil {
@@ -193,20 +192,4 @@ func runOne(ctx context.Context, bin string, r optout.Run, kubeconfig, path stri
 		return fmt.Errorf("lab %s exited before its informers synced: %s", r, strings.TrimSpace(stderr.String()))
 	}
 	return p.Stop(10 * time.Second)
-}
-
-// modules are the lab module directories: only's, or every client-v* one.
-func modules(root, only string) ([]string, error) {
-	all, _ := filepath.Glob(filepath.Join(root, "client-v*", "go.mod"))
-	var dirs []string
-	for _, gm := range all {
-		d := filepath.Dir(gm)
-		if only == "" || slices.Contains(strings.Split(only, ","), filepath.Base(d)) {
-			dirs = append(dirs, d)
-		}
-	}
-	if len(dirs) == 0 || (only != "" && len(dirs) != len(strings.Split(only, ","))) {
-		return nil, cli.Usage(fmt.Errorf("-labs %q: the lab modules are the client-v* directories under %s", only, root))
-	}
-	return dirs, nil
 }

@@ -13,7 +13,7 @@ func TestBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-labs", "client-v099"}, `-labs "client-v099": the lab modules are the client-v* directories`},
+		{[]string{"-labs", "client-v099"}, `-labs: unknown lab "client-v099": the labs are client-v031,`},
 		{[]string{"-wait", "0s"}, "-wait must be positive"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {

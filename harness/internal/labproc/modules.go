@@ -1,4 +1,4 @@
-package app
+package labproc
 
 import (
 	"fmt"
@@ -7,8 +7,10 @@ import (
 	"strings"
 )
 
-// labModules lists the lab module directories to run: client-v* directories with a go.mod.
-func labModules(root, only string) ([]string, error) {
+// Modules lists the lab module directories under root, the client-v* directories with a
+// go.mod, in order: every one, or the comma-separated names in only (an unknown name is an
+// error that names the modules there are).
+func Modules(root, only string) ([]string, error) {
 	all, _ := filepath.Glob(filepath.Join(root, "client-v*", "go.mod"))
 	known := map[string]string{}
 	for _, gm := range all {
