@@ -46,7 +46,7 @@ func TestMarshalIsJSONMarshal(t *testing.T) {
 // BenchmarkMarshal: encoding one watch event's record, the most frequent line a lab writes.
 func BenchmarkMarshal(b *testing.B) {
 	b.ReportAllocs()
-	for b.Loop() {
+	for range b.N {
 		if _, err := benchEvent.Marshal(); err != nil {
 			b.Fatal(err)
 		}
