@@ -81,6 +81,10 @@ type Stats struct {
 	Bytes     int64 `json:"bytes"`               // response body bytes the client read, after decompression
 	WireBytes int64 `json:"wireBytes,omitempty"` // the same bodies as they came off the connection (compressed where the server gzipped them); 0 in records older than this field
 	Events    int   `json:"events"`              // watch events decoded (0 in -quiet mode, which does not decode)
+	// ContentTypes are the media types (parameters dropped) of the bodies of its 200 responses,
+	// each once, in the order first seen: what the server encoded them in, "application/cbor"
+	// for a LIST and "application/cbor-seq" for a watch where it served CBOR.
+	ContentTypes []string `json:"contentTypes,omitempty"`
 }
 
 // Body is the size of one response body (or of a stream so far) two ways: as it came off the

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -21,12 +20,9 @@ import (
 // ...). Dependencies from the module cache are fixed by go.sum, which is hashed too.
 func fingerprint(ctx context.Context, dir string) (string, error) {
 	h := sha256.New()
-	cmd := exec.CommandContext(ctx, "go", "env", "GOVERSION", "GOOS", "GOARCH", "GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOAMD64", "GOARM64")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	env, err := cmd.Output()
+	env, err := goCommand(ctx, dir, "env", "GOVERSION", "GOOS", "GOARCH", "GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOAMD64", "GOARM64")
 	if err != nil {
-		return "", fmt.Errorf("build %s (go env in %s): %w", filepath.Base(dir), dir, err)
+		return "", fmt.Errorf("build %s (go env in %s): %w\n%s", filepath.Base(dir), dir, err, env)
 	}
 	h.Write(env)
 	dirs, err := localReplaces(dir)

@@ -12,18 +12,49 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
+	"time"
+
+	"informer-lab/lab/process"
 )
 
 // Module compiles the main package of the module in dir into bin, with GOWORK=off.
 func Module(ctx context.Context, dir, bin string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := goCommand(ctx, dir, "build", "-o", bin, "."); err != nil {
 		return fmt.Errorf("build %s (GOWORK=off go build in %s): %w\n%s", filepath.Base(dir), dir, err, out)
 	}
 	return nil
+}
+
+// goCommand runs the go command in dir with GOWORK=off and returns its output, stdout and
+// stderr as they came. It runs as a process.Process in a group of its own: go build's
+// compilers and linker are its children, and a cancelled context, or this process killed, must
+// end them too (exec.CommandContext would kill only the go command, and only on a cancel).
+func goCommand(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	var mu sync.Mutex
+	var out []byte
+	keep := func(line []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		out = append(out, line...)
+	}
+	p, err := process.Start(cmd, process.Options{What: "go " + args[0] + " in " + dir, Group: true, Stdout: keep, Stderr: keep, StopSignal: syscall.SIGTERM})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+		p.Stop(5 * time.Second)
+		return out, ctx.Err()
+	}
+	p.Stop(0) // ends what the go command may have left in its group
+	_, err = p.Exited()
+	return out, err
 }
 
 // Cached compiles the module in dir (Module) into the cache folder of the checkout that holds

@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -87,8 +89,8 @@ func TestGzipListFromServer(t *testing.T) {
 	if b := plainList.Body; b.Wire != b.Decoded {
 		t.Errorf("uncompressed LIST body %+v: want wire = decoded", *b)
 	}
-	checkStats(t, "gzip", gz.counts.Stats(), record.Stats{Requests: 1, Bytes: gzList.Body.Decoded, WireBytes: gzList.Body.Wire})
-	checkStats(t, "DisableCompression", plain.counts.Stats(), record.Stats{Requests: 1, Bytes: plainList.Body.Decoded, WireBytes: plainList.Body.Decoded})
+	checkStats(t, "gzip", gz.counts.Stats(), record.Stats{Requests: 1, Bytes: gzList.Body.Decoded, WireBytes: gzList.Body.Wire, ContentTypes: jsonType})
+	checkStats(t, "DisableCompression", plain.counts.Stats(), record.Stats{Requests: 1, Bytes: plainList.Body.Decoded, WireBytes: plainList.Body.Decoded, ContentTypes: jsonType})
 
 	t.Run("quiet", func(t *testing.T) {
 		quiet := newWired(t, cp.Config, true, nil)
@@ -99,7 +101,7 @@ func TestGzipListFromServer(t *testing.T) {
 			t.Errorf("quiet mode wrote records:\n%s", quiet.logs.Bytes())
 		}
 		// the same LIST at the same rv: the same body, gzipped alike
-		checkStats(t, "quiet", quiet.counts.Stats(), record.Stats{Requests: 1, Bytes: gzList.Body.Decoded, WireBytes: gzList.Body.Wire})
+		checkStats(t, "quiet", quiet.counts.Stats(), record.Stats{Requests: 1, Bytes: gzList.Body.Decoded, WireBytes: gzList.Body.Wire, ContentTypes: jsonType})
 	})
 	// A client that asks for gzip itself (a proxy's) reads the LIST compressed, byte for byte as
 	// the server sent it; the wire decodes and sizes it as it does the LIST it asked gzipped.
@@ -117,7 +119,7 @@ func TestGzipListFromServer(t *testing.T) {
 		if h.Encoding != "gzip" || *l.Body != *gzList.Body {
 			t.Errorf("encoding %q, LIST body %+v; want gzip and the gzipped LIST's %+v", h.Encoding, *l.Body, *gzList.Body)
 		}
-		checkStats(t, "the client's own gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: gzList.Body.Decoded, WireBytes: gzList.Body.Wire})
+		checkStats(t, "the client's own gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: gzList.Body.Decoded, WireBytes: gzList.Body.Wire, ContentTypes: jsonType})
 		// the same request without the wire in between
 		rt, err := rest.TransportFor(cp.Config)
 		if err != nil {
@@ -257,7 +259,7 @@ func TestGzipWatchListTestdata(t *testing.T) {
 			t.Errorf("end bookmark body %+v: want decoded in [%d, %d], wire in [%d, %d]", *b, objEnd, endDecoded, needed, endWire)
 		}
 		t.Logf("end bookmark body %+v (the stream through its gzip member: %d bytes, %d decompressed; the file: %d bytes in %d members, %d decompressed)", *end.Body, endWire, endDecoded, len(file), len(members), len(decoded))
-		checkStats(t, "gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file)), Events: len(wantEvents)})
+		checkStats(t, "gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file)), Events: len(wantEvents), ContentTypes: []string{mediaType(t, contentType)}})
 		if strings.Join(lines, "\n") != strings.Join(wantEvents, "\n") {
 			t.Errorf("the client read\n  %s\nwant\n  %s", strings.Join(lines, "\n  "), strings.Join(wantEvents, "\n  "))
 		}
@@ -280,7 +282,7 @@ func TestGzipWatchListTestdata(t *testing.T) {
 			t.Errorf("end bookmark body %+v: want decoded in [%d, %d], wire in [%d, %d]", *b, objEnd, endDecoded, needed, endWire)
 		}
 		t.Logf("end bookmark body %+v", *end.Body)
-		checkStats(t, "the client's own gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file)), Events: len(wantEvents)})
+		checkStats(t, "the client's own gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file)), Events: len(wantEvents), ContentTypes: []string{mediaType(t, contentType)}})
 		if strings.Join(lines, "\n") != strings.Join(wantEvents, "\n") {
 			t.Errorf("the client read\n  %s\nwant\n  %s", strings.Join(lines, "\n  "), strings.Join(wantEvents, "\n  "))
 		}
@@ -304,7 +306,7 @@ func TestGzipWatchListTestdata(t *testing.T) {
 		if g := srv.acceptEncoding(); g != "" || h.Encoding != "" || end.Body.Wire != end.Body.Decoded {
 			t.Errorf("Accept-Encoding %q, encoding %q, end bookmark body %+v: want none, none, wire = decoded", g, h.Encoding, *end.Body)
 		}
-		checkStats(t, "DisableCompression", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(decoded)), Events: len(wantEvents)})
+		checkStats(t, "DisableCompression", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(decoded)), Events: len(wantEvents), ContentTypes: []string{mediaType(t, contentType)}})
 	})
 	t.Run("quiet", func(t *testing.T) {
 		w := newWired(t, cfg, true, nil)
@@ -314,7 +316,7 @@ func TestGzipWatchListTestdata(t *testing.T) {
 		if len(w.logs.Bytes()) != 0 {
 			t.Errorf("quiet mode wrote records:\n%s", w.logs.Bytes())
 		}
-		checkStats(t, "quiet", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file))})
+		checkStats(t, "quiet", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file)), ContentTypes: []string{mediaType(t, contentType)}})
 	})
 	t.Run("quiet, the client's own gzip", func(t *testing.T) {
 		own := &ownGzip{raw: &labtest.Buffer{}}
@@ -325,7 +327,7 @@ func TestGzipWatchListTestdata(t *testing.T) {
 		if len(w.logs.Bytes()) != 0 || !bytes.Equal(own.raw.Bytes(), file) {
 			t.Errorf("quiet mode wrote %d bytes of records; the client read %d bytes off the wire, want the %d sent", len(w.logs.Bytes()), len(own.raw.Bytes()), len(file))
 		}
-		checkStats(t, "quiet, the client's own gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file))})
+		checkStats(t, "quiet, the client's own gzip", w.counts.Stats(), record.Stats{Requests: 1, Bytes: int64(len(decoded)), WireBytes: int64(len(file)), ContentTypes: []string{mediaType(t, contentType)}})
 	})
 
 	// Raw requests, the wire straight on a transport.
@@ -622,9 +624,22 @@ func watchToEnd(t *testing.T, cs kubernetes.Interface, srv *encodedServer, logs 
 
 func checkStats(t *testing.T, what string, got *record.Stats, want record.Stats) {
 	t.Helper()
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("%s: stats %+v, want %+v", what, *got, want)
 	}
+}
+
+// jsonType is Stats.ContentTypes of an informer whose responses were all JSON.
+var jsonType = []string{"application/json"}
+
+// mediaType is a Content-Type without its parameters, as Stats.ContentTypes holds it.
+func mediaType(t *testing.T, contentType string) string {
+	t.Helper()
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		t.Fatalf("content type %q: %v", contentType, err)
+	}
+	return mt
 }
 
 // createConfigMaps creates namespace gzip and n ConfigMaps in it, each with size bytes of

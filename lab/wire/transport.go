@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,11 +49,32 @@ func WrapCounting(tag string, w *record.Writer, c *Counters, quiet bool) func(ht
 type Counters struct {
 	requests, events atomic.Int64
 	bytes, wireBytes atomic.Int64 // response bodies decoded (as the client read or gunzips them), and off the connection
+	mu               sync.Mutex
+	types            []string // media types of 200 responses, each once
 }
 
 // Stats returns the counts so far.
 func (c *Counters) Stats() *record.Stats {
-	return &record.Stats{Requests: int(c.requests.Load()), Bytes: c.bytes.Load(), WireBytes: c.wireBytes.Load(), Events: int(c.events.Load())}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &record.Stats{Requests: int(c.requests.Load()), Bytes: c.bytes.Load(), WireBytes: c.wireBytes.Load(), Events: int(c.events.Load()),
+		ContentTypes: slices.Clone(c.types)}
+}
+
+// sawType notes the media type of a 200 response's body (record.Stats.ContentTypes).
+func (c *Counters) sawType(resp *http.Response) {
+	if resp.StatusCode != http.StatusOK {
+		return
+	}
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.Contains(c.types, mt) {
+		c.types = append(c.types, mt)
+	}
 }
 
 type transport struct {
@@ -65,6 +89,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.count.requests.Add(1)
 	start := time.Now()
 	resp, askedGzip, err := t.send(req)
+	if err == nil {
+		t.count.sawType(resp)
+	}
 	if t.quiet {
 		if err == nil {
 			t.countOnly(resp, measure(resp, askedGzip, t.count))

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,21 +54,49 @@ func (m Mode) Title() string {
 	return "LIST→WATCH"
 }
 
-// Case is one seeded collection, a shape.
+// Case is one seeded collection, a shape, and the informers that watch it.
 type Case struct {
-	Name     string // "large", "small", "secrets"
+	Name     string // "large", "small", "secrets", "widgets-json", "widgets-cbor"
 	Objects  int
-	Size     int64  // data bytes per object: base64 text in a ConfigMap, random bytes in a Secret
-	Resource string // record.ResourceConfigMaps or record.ResourceSecrets
+	Size     int64  // data bytes per object: base64 text in a ConfigMap or a Widget's spec, random bytes in a Secret
+	Resource string // record.ResourceConfigMaps, record.ResourceSecrets or record.CRDResource
 	Ks       []int  // the K this case runs at; nil: every -k
+	// Kind is the lab's -kind: "" for the typed informers of the original lab (ConfigMaps,
+	// Secrets), record.KindDynamicCRD or record.KindCBOR for the lab's Widgets.
+	Kind string
+	// Gate is a kube-apiserver feature gate the case needs on ("CBORServingAndStorage=true"):
+	// on a server without it, the case is skipped, and said so.
+	Gate string
+	// Encoding is the media type the case's informers must get their bodies in, every one of
+	// them: a run that got another (a server that did not serve CBOR) is an error, not a
+	// measurement of what it did not measure. "" for any.
+	Encoding string
 }
 
 func (c Case) String() string {
-	noun := "ConfigMaps"
-	if c.Resource == record.ResourceSecrets {
-		noun = "Secrets"
+	noun := map[string]string{record.ResourceSecrets: "Secrets", record.CRDResource: "Widgets"}[c.Resource]
+	if noun == "" {
+		noun = "ConfigMaps"
+	}
+	if c.Encoding != "" {
+		noun += " in " + c.Encoding
 	}
 	return fmt.Sprintf("%s: %d %s × %s (%s)", c.Name, c.Objects, noun, FormatBytes(c.Size), FormatBytes(int64(c.Objects)*c.Size))
+}
+
+// cborGate is what the widgets-cbor case needs of a server: kube-apiserver 1.32 and later
+// serve CBOR only with it on, and then also store custom resources as CBOR.
+const cborGate = "CBORServingAndStorage=true"
+
+// widgetCases are the CBOR comparison, -cases cbor: the lab's own custom resource (Widgets,
+// lab/crd), watched by dynamic informers in JSON, and in
+// CBOR (the lab's cbor kind: client-go's ClientsAllowCBOR and ClientsPreferCBOR on) where the
+// server has cborGate. Both run on every server, JSON where it stores as JSON too.
+func widgetCases(count int, size int64, k int) []Case {
+	return []Case{
+		{Name: "widgets-json", Objects: count, Size: size, Resource: record.CRDResource, Ks: []int{k}, Kind: record.KindDynamicCRD, Encoding: "application/json"},
+		{Name: "widgets-cbor", Objects: count, Size: size, Resource: record.CRDResource, Ks: []int{k}, Kind: record.KindCBOR, Gate: cborGate, Encoding: "application/cbor"},
+	}
 }
 
 // DefaultServers are the servers of make bench: the last before streaming LIST encoding
@@ -83,6 +112,7 @@ type options struct {
 	servers                       []servers.Server
 	ks                            []int
 	large, small, secrets         Case
+	widgets                       []Case // -cases cbor: widgetCases
 	repeats, workers              int
 	interval, syncTimeout, settle time.Duration
 	memFactor                     float64
@@ -164,13 +194,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 type flagValues struct {
 	ks, servers                  string
 	largeKiB, smallKiB, secretsK int
+	cborCount, cborKiB, cborK    int
 }
 
 func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and "+labModule+" (default: found from the working directory)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&v.servers, "servers", DefaultServers, "kube-apiservers to measure, one after the other, each on its own etcd: versions X.Y.Z, each optionally with feature gates after a colon (1.37.2:WatchListCompression=false); built from the Go module proxy when missing")
-	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets")
+	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, cbor (Widgets in JSON and in CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+")")
 	fs.IntVar(&o.large.Objects, "large-count", 200, "ConfigMaps in the large-objects case")
 	fs.IntVar(&v.largeKiB, "large-kib", 512, "KiB of data per ConfigMap in the large-objects case (at most 1000: ConfigMaps are limited to 1 MiB)")
 	fs.IntVar(&o.small.Objects, "small-count", 20000, "ConfigMaps in the many-small-objects case")
@@ -178,6 +209,9 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.IntVar(&o.secrets.Objects, "secrets-count", 400, "Secrets in KEP-3157's shape (its manual test: 400 Secrets of about 1 MB, 16 informers)")
 	fs.Int64Var(&o.secrets.Size, "secrets-bytes", 760000, "random bytes per Secret (the perf-tests watch-list job writes 760,000; at most 1,000,000)")
 	fs.IntVar(&v.secretsK, "secrets-k", 16, "informers started at once in the secrets case (it runs at this K only)")
+	fs.IntVar(&v.cborCount, "cbor-count", 10000, "Widgets in the cbor case")
+	fs.IntVar(&v.cborKiB, "cbor-kib", 1, "KiB of base64 text in each Widget's spec in the cbor case")
+	fs.IntVar(&v.cborK, "cbor-k", 8, "informers started at once in the cbor case (it runs at this K only)")
 	fs.StringVar(&v.ks, "k", "1,4,8,16", "informers started at once, comma-separated (each 1 to 26)")
 	fs.IntVar(&o.repeats, "repeats", 3, "runs per mode and point; the modes alternate run after run")
 	fs.DurationVar(&o.interval, "interval", 20*time.Millisecond, "VmRSS sampling interval")
@@ -203,6 +237,7 @@ func quickDefaults(fs *flag.FlagSet, o *options, v *flagValues) {
 		"k":             func() { v.ks = "1,8" },
 		"repeats":       func() { o.repeats = 1 },
 		"secrets-count": func() { o.secrets.Objects = 40 },
+		"cbor-count":    func() { v.cborCount = 2000 },
 		"servers":       func() { v.servers = envtestbin.DefaultVersion },
 	}
 	for name, apply := range quick {
@@ -237,6 +272,10 @@ func (o *options) read(v flagValues) error {
 		return fmt.Errorf("-secrets-k: %d is not a number of informers from 1 to 26", v.secretsK)
 	}
 	o.secrets.Ks = []int{v.secretsK}
+	if v.cborK < 1 || v.cborK > 26 {
+		return fmt.Errorf("-cbor-k: %d is not a number of informers from 1 to 26", v.cborK)
+	}
+	o.widgets = widgetCases(v.cborCount, int64(v.cborKiB)<<10, v.cborK)
 	var err error
 	if o.servers, err = servers.ParseList(v.servers); err != nil {
 		return fmt.Errorf("-servers: %w", err)
@@ -270,11 +309,21 @@ func (o options) check(v flagValues) error {
 		return fmt.Errorf("-secrets-bytes must be 1 to 1000000 (a Secret holds at most 1 MiB), got %d", o.secrets.Size)
 	case v.largeKiB < 1 || v.largeKiB > 1000 || v.smallKiB < 1 || v.smallKiB > 1000:
 		return fmt.Errorf("-large-kib and -small-kib must be 1 to 1000 (a ConfigMap holds at most 1 MiB)")
+	case v.cborCount < 1 || v.cborKiB < 1 || v.cborKiB > 1000:
+		return fmt.Errorf("-cbor-count must be at least 1 and -cbor-kib 1 to 1000 (an object is at most about 1.5 MiB in etcd)")
 	case o.interval <= 0 || o.workers < 1 || o.memFactor <= 0:
 		return fmt.Errorf("-interval, -workers and -mem-factor must be positive")
 	}
-	_, err := o.selected()
-	return err
+	cases, err := o.selected()
+	if err != nil {
+		return err
+	}
+	for _, c := range cases {
+		if c.Gate != "" && !slices.ContainsFunc(o.servers, func(sv servers.Server) bool { return sv.Has(c.Gate) }) {
+			return fmt.Errorf("-cases: the %s case needs a kube-apiserver with %s, and -servers has none: add one, e.g. -servers %s:%s", c.Name, c.Gate, o.servers[0].Version, c.Gate)
+		}
+	}
+	return nil
 }
 
 // locate finds the repository root and the runs' parent directory, and -from in the root when
@@ -301,8 +350,10 @@ func (o options) selected() ([]Case, error) {
 			cs = append(cs, o.small)
 		case "secrets":
 			cs = append(cs, o.secrets)
+		case "cbor":
+			cs = append(cs, o.widgets...)
 		default:
-			return nil, fmt.Errorf("-cases: unknown case %q (large, small, secrets)", name)
+			return nil, fmt.Errorf("-cases: unknown case %q (large, small, secrets, cbor)", name)
 		}
 	}
 	return cs, nil

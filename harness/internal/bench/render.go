@@ -144,6 +144,28 @@ func CaseTable(results []Result, server string, c Case, ks []int) string {
 	return Table(header, rows)
 }
 
+// EncodingTable compares two cases of the same objects in two encodings at k, per server and
+// mode: a's median / b's, and the ratio b/a.
+func EncodingTable(results []Result, serverNames []string, a, b Case, k int) string {
+	header := []string{"kube-apiserver", "mode"}
+	for _, m := range RatioMetrics {
+		header = append(header, m.Short, "ratio")
+	}
+	var rows [][]string
+	for _, sv := range serverNames {
+		for _, mode := range Modes {
+			pa, pb := Point{sv, a.Name, k, mode, false}, Point{sv, b.Name, k, mode, false}
+			row := []string{sv, mode.Title()}
+			for _, m := range RatioMetrics {
+				sa, sb := pa.Summarize(results, m.Metric), pb.Summarize(results, m.Metric)
+				row = append(row, fmtMedian(sa, m.Decimals)+" / "+fmtMedian(sb, m.Decimals), RatioCell(sb, sa, m.Metric))
+			}
+			rows = append(rows, row)
+		}
+	}
+	return Table(header, rows)
+}
+
 // RatioTable is one case across servers at k: per server and metric, LIST→WATCH's and
 // streaming's medians and the ratio of the two.
 func RatioTable(results []Result, serverNames []string, c Case, k int) string {

@@ -14,6 +14,7 @@ import (
 
 	"informer-lab/compare/findings"
 	"informer-lab/harness/internal/cli"
+	"informer-lab/record"
 )
 
 // overheadMode is the mode of the overhead point (wire logging on and off).
@@ -64,10 +65,26 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 // caseSVG is a case's plot: its ratios across servers at its largest K, or, for a run on one
 // server, its memory and sync time against K.
 func caseSVG(rep Report, c Case) string {
-	if names := rep.serverNames(); len(names) > 1 {
+	names := rep.measuredOn(c)
+	if len(names) > 1 {
 		return RatioSVG(c.String(), rep.Results, names, c, rep.maxK(c))
 	}
-	return SVG(c.String(), CasePanels(rep.Results, rep.Servers[0].Name, c, c.Runs(rep.Ks)))
+	if len(names) == 0 { // a case every server skipped: an empty plot says so
+		return SVG(c.String()+": measured on no server", nil)
+	}
+	return SVG(c.String(), CasePanels(rep.Results, names[0], c, c.Runs(rep.Ks)))
+}
+
+// measuredOn names the servers with runs of c: all of them but where c needs a gate the
+// server did not have (Case.Gate).
+func (rep Report) measuredOn(c Case) []string {
+	var names []string
+	for _, sv := range rep.Servers {
+		if slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Server == sv.Name && r.Case == c.Name }) {
+			names = append(names, sv.Name)
+		}
+	}
+	return names
 }
 
 func (rep Report) serverNames() []string {
@@ -102,19 +119,38 @@ func Terminal(rep Report) string {
 	}
 	for _, sv := range rep.Servers {
 		for _, c := range rep.Cases {
-			fmt.Fprintf(&b, "\n== kube-apiserver %s, %s ==\n%s", sv.Name, c, CaseTable(rep.Results, sv.Name, c, c.Runs(rep.Ks)))
+			if slices.Contains(rep.measuredOn(c), sv.Name) {
+				fmt.Fprintf(&b, "\n== kube-apiserver %s, %s ==\n%s", sv.Name, c, CaseTable(rep.Results, sv.Name, c, c.Runs(rep.Ks)))
+			}
 		}
 	}
-	if len(rep.Servers) > 1 {
-		for _, c := range rep.Cases {
-			fmt.Fprintf(&b, "\n== %s, K=%d, across servers ==\n%s", c, rep.maxK(c), RatioTable(rep.Results, rep.serverNames(), c, rep.maxK(c)))
+	for _, c := range rep.Cases {
+		if names := rep.measuredOn(c); len(names) > 1 {
+			fmt.Fprintf(&b, "\n== %s, K=%d, across servers ==\n%s", c, rep.maxK(c), RatioTable(rep.Results, names, c, rep.maxK(c)))
 		}
+	}
+	if js, cb, ok := rep.encodings(); ok {
+		fmt.Fprintf(&b, "\n== %s against %s, K=%d ==\n%s", cb.Encoding, js.Encoding, rep.maxK(cb), EncodingTable(rep.Results, rep.measuredOn(cb), js, cb, rep.maxK(cb)))
 	}
 	if overhead {
 		overheadTable()
 	}
 	fmt.Fprintf(&b, "\n%s\nbench took %s\n", Headline(rep), took)
 	return b.String()
+}
+
+// encodings returns the run's two Widget cases, JSON and CBOR, when it measured both.
+func (rep Report) encodings() (js, cb Case, ok bool) {
+	var hasJSON, hasCBOR bool
+	for _, c := range rep.Cases {
+		switch c.Kind {
+		case record.KindDynamicCRD:
+			js, hasJSON = c, true
+		case record.KindCBOR:
+			cb, hasCBOR = c, len(rep.measuredOn(c)) > 0
+		}
+	}
+	return js, cb, hasJSON && hasCBOR
 }
 
 func overheadPoint(rep Report) (server string, k int, ok bool) {
@@ -134,9 +170,9 @@ func Headline(rep Report) string {
 	for _, c := range rep.Cases {
 		k := rep.maxK(c)
 		var per []string
-		for _, sv := range rep.Servers {
-			l, s := Point{sv.Name, c.Name, k, List, false}, Point{sv.Name, c.Name, k, Streaming, false}
-			per = append(per, fmt.Sprintf("%s %s (+%s / +%s MiB)", sv.Name,
+		for _, sv := range rep.measuredOn(c) {
+			l, s := Point{sv, c.Name, k, List, false}, Point{sv, c.Name, k, Streaming, false}
+			per = append(per, fmt.Sprintf("%s %s (+%s / +%s MiB)", sv,
 				RatioCell(s.Summarize(rep.Results, APIPeak), l.Summarize(rep.Results, APIPeak), APIPeak),
 				fmtMedian(l.Summarize(rep.Results, APIMem), 0), fmtMedian(s.Summarize(rep.Results, APIMem), 0)))
 		}
@@ -198,7 +234,17 @@ func Doc(rep Report, plot func(Case) string) string {
 	for _, c := range rep.Cases {
 		k := rep.maxK(c)
 		p("### %s, K=%d\n\nSeeded in %s.\n\n", c, k, seedingNote(rep, c))
-		p("%s\n![%s](%s)\n\n", RatioTable(rep.Results, rep.serverNames(), c, k), esc(c.String()), plot(c))
+		if c.Gate != "" {
+			p("Measured only on the servers with %s.\n\n", c.Gate)
+		}
+		p("%s\n![%s](%s)\n\n", RatioTable(rep.Results, rep.measuredOn(c), c, k), esc(c.String()), plot(c))
+	}
+	if js, cb, ok := rep.encodings(); ok {
+		k := rep.maxK(cb)
+		p("### %s against %s, K=%d\n\n", cb.Encoding, js.Encoding, k)
+		p("The same Widgets (the lab's custom resource, lab/crd) watched by dynamic informers in %s and in %s (the lab's cbor kind, which turns client-go's ClientsAllowCBOR and ClientsPreferCBOR on), on each server with %s; protobuf is not measured here. ", js.Encoding, cb.Encoding, cb.Gate)
+		p("Each cell is %s's median / %s's, then *ratio*, %s's over %s's (below 1: %s costs less).\n\n", js.Encoding, cb.Encoding, cb.Encoding, js.Encoding, cb.Encoding)
+		p("%s\n", EncodingTable(rep.Results, rep.measuredOn(cb), js, cb, k))
 	}
 
 	p("## Every point, server by server\n\n")
@@ -206,7 +252,9 @@ func Doc(rep Report, plot func(Case) string) string {
 	for _, sv := range rep.Servers {
 		p("### kube-apiserver %s\n\n", sv.Name)
 		for _, c := range rep.Cases {
-			p("%s\n\n%s\n", c, CaseTable(rep.Results, sv.Name, c, c.Runs(rep.Ks)))
+			if slices.Contains(rep.measuredOn(c), sv.Name) {
+				p("%s\n\n%s\n", c, CaseTable(rep.Results, sv.Name, c, c.Runs(rep.Ks)))
+			}
 		}
 	}
 

@@ -23,13 +23,16 @@ import (
 	"informer-lab/harness/internal/rundir"
 	"informer-lab/harness/internal/servers"
 	"informer-lab/lab/controlplane"
+	"informer-lab/lab/crd"
 	"informer-lab/lab/procs"
 	"informer-lab/record"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -53,6 +56,8 @@ type Result struct {
 	Requests   int     `json:"requests"`   // sum over the synced records' Stats
 	Bytes      int64   `json:"bytes"`      // response bodies after decompression
 	WireBytes  int64   `json:"wireBytes"`  // the same as they came off the connection (gzip where the server compressed)
+	// ContentTypes are the media types the informers' 200 responses came in, each once.
+	ContentTypes []string `json:"contentTypes,omitempty"`
 
 	APICPUMillis float64 `json:"apiCPUMillis"` // kube-apiserver's CPU time (user + system) from the baseline to sync
 
@@ -121,10 +126,12 @@ func (rep *Report) upgrade() {
 // bed is the test bed: one control plane, its kube-apiserver's pid, the lab binary and where
 // runs write.
 type bed struct {
+	sv         servers.Server
 	server     string // its name, as Result.Server
 	slug       string // the name in run file names
 	cp         *controlplane.ControlPlane
 	cs         kubernetes.Interface
+	dyn        dynamic.Interface // seeds and removes Widgets
 	apiPID     int
 	bin        string
 	kubeconfig string
@@ -180,10 +187,13 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 
 	// 2. Each server in turn, on its own etcd; each case seeded into it, measured, removed.
 	total := 0
-	for _, c := range cases {
-		total += len(c.Runs(o.ks)) * o.repeats * len(Modes)
+	for _, sv := range o.servers {
+		for _, c := range cases {
+			if c.Gate == "" || sv.Has(c.Gate) {
+				total += len(c.Runs(o.ks)) * o.repeats * len(Modes)
+			}
+		}
 	}
-	total *= len(o.servers)
 	if o.overheadOnly {
 		total = 0
 	}
@@ -233,7 +243,7 @@ func measureServer(ctx context.Context, sv servers.Server, cases []Case, o optio
 	if err != nil {
 		return info, nil, err
 	}
-	b := &bed{server: sv.Name(), slug: sv.Slug(), cp: cp, bin: bin, kubeconfig: kubeconfig, runDir: runDir, o: o, say: say, progress: p}
+	b := &bed{sv: sv, server: sv.Name(), slug: sv.Slug(), cp: cp, bin: bin, kubeconfig: kubeconfig, runDir: runDir, o: o, say: say, progress: p}
 	if err := os.WriteFile(b.kubeconfig, kc, 0o600); err != nil {
 		return info, nil, err
 	}
@@ -245,6 +255,14 @@ func measureServer(ctx context.Context, sv servers.Server, cases []Case, o optio
 	cfg.QPS, cfg.Burst = 5000, 5000 // seeding: the workers, not client-go's limiter, set the pace
 	if b.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return info, nil, err
+	}
+	if b.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return info, nil, err
+	}
+	if slices.ContainsFunc(cases, func(c Case) bool { return c.Resource == record.CRDResource }) {
+		if err := crd.Install(ctx, cfg); err != nil {
+			return info, nil, err
+		}
 	}
 	for _, c := range cases {
 		rs, took, err := b.runCase(ctx, c)
@@ -258,6 +276,10 @@ func measureServer(ctx context.Context, sv servers.Server, cases []Case, o optio
 }
 
 func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding time.Duration, err error) {
+	if c.Gate != "" && !b.sv.Has(c.Gate) {
+		b.say("%s: skipped on kube-apiserver %s, which runs without %s", c.Name, b.server, c.Gate)
+		return nil, 0, nil
+	}
 	ns := "bench-" + c.Name + "-" + utilrand.String(5)
 	if err := controlplane.EnsureNamespace(ctx, b.cs, ns); err != nil {
 		return nil, 0, err
@@ -268,7 +290,7 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 		}
 	}()
 	start := time.Now()
-	if err := seed(ctx, b.cs, ns, c, b.o.workers); err != nil {
+	if err := seed(ctx, b.cs, b.dyn, ns, c, b.o.workers); err != nil {
 		return nil, 0, err
 	}
 	seeding = time.Since(start)
@@ -280,7 +302,7 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 		}
 		for rep := 1; rep <= b.o.repeats; rep++ {
 			for _, m := range Modes {
-				r, err := b.measure(ctx, c.Name, c.Resource, ns, k, m, false, rep)
+				r, err := b.measure(ctx, c, c.Name, ns, k, m, false, rep)
 				if err != nil {
 					return results, seeding, err
 				}
@@ -294,7 +316,7 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 		k := b.o.maxK()
 		for rep := 1; rep <= b.o.repeats; rep++ {
 			for _, logged := range []bool{false, true} {
-				r, err := b.measure(ctx, c.Name+"-overhead", c.Resource, ns, k, overheadMode, logged, rep)
+				r, err := b.measure(ctx, c, c.Name+"-overhead", ns, k, overheadMode, logged, rep)
 				if err != nil {
 					return results, seeding, err
 				}
@@ -306,9 +328,9 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 }
 
 // seed creates c.Objects ConfigMaps of c.Size bytes of data (random base64 text, so nothing
-// compresses it away) or Secrets of c.Size random bytes (as the perf-tests watch-list job
-// writes them), with workers concurrent creates.
-func seed(ctx context.Context, cs kubernetes.Interface, ns string, c Case, workers int) error {
+// compresses it away), Widgets with as much text in their spec, or Secrets of c.Size random
+// bytes (as the perf-tests watch-list job writes them), with workers concurrent creates.
+func seed(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, c Case, workers int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan int)
@@ -321,10 +343,13 @@ func seed(ctx context.Context, cs kubernetes.Interface, ns string, c Case, worke
 			for i := range next {
 				var err error
 				meta := metav1.ObjectMeta{Name: fmt.Sprintf("bench-%06d", i)}
-				if c.Resource == record.ResourceSecrets {
+				switch c.Resource {
+				case record.ResourceSecrets:
 					s := &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"data": randomBytes(uint64(i), c.Size)}}
 					_, err = cs.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{})
-				} else {
+				case record.CRDResource:
+					_, err = dyn.Resource(crd.GVR).Namespace(ns).Create(ctx, widget(meta.Name, payload(uint64(i), c.Size)), metav1.CreateOptions{})
+				default:
 					cm := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"data": payload(uint64(i), c.Size)}}
 					_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
 				}
@@ -353,6 +378,15 @@ feed:
 	return ctx.Err()
 }
 
+// widget is one of the lab's Widgets (lab/crd) with text as its spec.seed.
+func widget(name, text string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": crd.GVR.GroupVersion().String(), "kind": record.CRDKind,
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"seed": text},
+	}}
+}
+
 // payload is size bytes of base64 text drawn from a generator seeded with i.
 func payload(i uint64, size int64) string {
 	return base64.StdEncoding.EncodeToString(randomBytes(i, size*3/4+3))[:size]
@@ -379,6 +413,9 @@ func (b *bed) removeNamespace(ns string) error {
 	if err := b.cs.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("delete the Secrets of %s: %w", ns, err)
 	}
+	if err := b.dyn.Resource(crd.GVR).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete the Widgets of %s: %w", ns, err) // NotFound: no CRD installed, no Widgets
+	}
 	nss := b.cs.CoreV1().Namespaces()
 	n, err := nss.Get(ctx, ns, metav1.GetOptions{})
 	if err != nil {
@@ -404,7 +441,7 @@ func (b *bed) removeNamespace(ns string) error {
 
 // measure is one run: settle the apiserver, start one lab with k informers in mode m, sample
 // both processes until every informer has synced, stop the lab.
-func (b *bed) measure(ctx context.Context, label, resource, ns string, k int, m Mode, logged bool, rep int) (Result, error) {
+func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mode, logged bool, rep int) (Result, error) {
 	r := Result{Server: b.server, Case: label, K: k, Mode: m, Logged: logged, Rep: rep}
 	if b.o.fresh {
 		if err := b.restart(ctx); err != nil {
@@ -439,7 +476,12 @@ func (b *bed) measure(ctx context.Context, label, resource, ns string, k int, m 
 
 	name := fmt.Sprintf("%s-%s-k%02d-%s-%d", b.slug, label, k, m, rep)
 	args := []string{"-kubeconfig", b.kubeconfig, "-records", "-", "-name", labModule, "-namespace", ns,
-		"-informers", fmt.Sprint(k), "-watch-list", m.Gate(), "-resource", resource}
+		"-informers", fmt.Sprint(k), "-watch-list", m.Gate()}
+	if c.Kind == "" {
+		args = append(args, "-resource", c.Resource)
+	} else {
+		args = append(args, "-kind", c.Kind)
+	}
 	if logged {
 		name += "-logged"
 	} else {
@@ -483,10 +525,30 @@ func (b *bed) measure(ctx context.Context, label, resource, ns string, k int, m 
 	if err := fromRecords(&r, p.Setups(), tags); err != nil {
 		return r, fmt.Errorf("%s: %w", name, err)
 	}
+	if err := c.checkEncoding(r.ContentTypes); err != nil {
+		return r, fmt.Errorf("%s: %w", name, err)
+	}
 	b.say("%-44s apiserver +%s (sampled +%s, baseline %s, CPU %.1fs)  sync %s  %d requests  %s received (%s on the wire)  lab peak %s  %s",
 		name, FormatBytes(r.APIDelta()), FormatBytes(r.APIDeltaSampled()), FormatBytes(r.APIBaseline), r.APICPUMillis/1000,
 		time.Duration(r.SyncMillis*float64(time.Millisecond)).Round(time.Millisecond), r.Requests, FormatBytes(r.Bytes), FormatBytes(r.WireBytes), FormatBytes(r.LabPeakHWM), b.progress.step())
 	return r, nil
+}
+
+// checkEncoding refuses a run whose informers got a body in another encoding than the case's
+// (Encoding "application/cbor" allows "application/cbor-seq", a watch's stream, too).
+func (c Case) checkEncoding(got []string) error {
+	if c.Encoding == "" {
+		return nil
+	}
+	if len(got) == 0 {
+		return fmt.Errorf("the case measures %s and the lab reported no content type (a lab older than Stats.ContentTypes?)", c.Encoding)
+	}
+	for _, t := range got {
+		if t != c.Encoding && t != c.Encoding+"-seq" {
+			return fmt.Errorf("the %s case measures %s, and the informers got %s: the server did not serve it", c.Name, c.Encoding, strings.Join(got, ", "))
+		}
+	}
+	return nil
 }
 
 // fromRecords fills sync time and traffic from the lab's SETUP records: the clock starts at
@@ -506,6 +568,11 @@ func fromRecords(r *Result, setups []record.Record, tags []string) error {
 			r.Requests += s.Stats.Requests
 			r.Bytes += s.Stats.Bytes
 			r.WireBytes += s.Stats.Wire()
+			for _, t := range s.Stats.ContentTypes {
+				if !slices.Contains(r.ContentTypes, t) {
+					r.ContentTypes = append(r.ContentTypes, t)
+				}
+			}
 			if s.Time.After(t1) {
 				t1 = s.Time
 			}

@@ -47,6 +47,16 @@ func Parse(s string) (Server, error) {
 	return Server{v, settings}, nil
 }
 
+// Has reports whether the server's settings hold setting as given ("CBORServingAndStorage=true").
+func (s Server) Has(setting string) bool {
+	for _, item := range strings.Split(s.Settings, ",") {
+		if strings.TrimSpace(item) == setting {
+			return true
+		}
+	}
+	return false
+}
+
 // Alone refuses a server whose settings start another server beside kube-apiserver
 // (record.ServerFlag.Beside: an aggregated apiserver, a second kube-apiserver), which only make
 // matrix and make compare run: a command that runs kube-apiserver alone would ignore them.

@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"informer-lab/envtestbin"
+	"informer-lab/lab/labtest"
+	"informer-lab/record"
+)
+
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// -cases cbor is the two Widget cases, and needs a server that serves CBOR: without one it is
+// refused before anything starts, in one line that says what to add.
+func TestParseFlagsCBOR(t *testing.T) {
+	o, err := parseFlags([]string{"-cases", "cbor", "-servers", "1.37.2,1.37.2:CBORServingAndStorage=true", "-root", "/r"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := o.selected()
+	if len(cs) != 2 || cs[0].Kind != record.KindDynamicCRD || cs[1].Kind != record.KindCBOR || cs[1].Gate != cborGate ||
+		cs[0].Objects != 10000 || cs[0].Size != 1024 || cs[1].Runs(o.ks)[0] != 8 {
+		t.Errorf("-cases cbor: %+v; want widgets-json and widgets-cbor (on %s), 10000 × 1 KiB at K=8", cs, cborGate)
+	}
+	_, err = parseFlags([]string{"-cases", "small,cbor", "-servers", "1.37.2", "-root", "/r"}, io.Discard)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "-servers 1.37.2:CBORServingAndStorage=true") {
+		t.Errorf("-cases cbor without a CBOR server: %v; want one line naming the server to add", err)
+	}
+	for _, args := range [][]string{{"-cbor-k", "0"}, {"-cbor-kib", "0"}, {"-cbor-count", "0"}} {
+		if _, err := parseFlags(append(args, "-root", "/r"), io.Discard); err == nil {
+			t.Errorf("parseFlags(%v): no error", args)
+		}
+	}
+}
+
+// A run is only what it says it measured: a CBOR case whose informers got JSON is an error.
+func TestCheckEncoding(t *testing.T) {
+	js, cb := widgetCases(1, 1, 1)[0], widgetCases(1, 1, 1)[1]
+	for _, tc := range []struct {
+		c    Case
+		got  []string
+		okay bool
+	}{
+		{cb, []string{"application/cbor", "application/cbor-seq"}, true},
+		{cb, []string{"application/cbor-seq"}, true},
+		{cb, []string{"application/json"}, false},
+		{cb, []string{"application/cbor", "application/json"}, false},
+		{cb, nil, false},
+		{js, []string{"application/json"}, true},
+		{js, []string{"application/cbor"}, false},
+		{Case{Name: "small"}, nil, true},
+	} {
+		if err := tc.c.checkEncoding(tc.got); (err == nil) != tc.okay {
+			t.Errorf("%s with %v: %v", tc.c.Name, tc.got, err)
+		}
+	}
+}
+
+// make bench -cases cbor, small, against a real kube-apiserver with CBORServingAndStorage: the
+// JSON informers get JSON, the CBOR ones CBOR (a LIST in application/cbor, a watch in
+// application/cbor-seq), and the terminal compares them. On the wire, kube-apiserver 1.32 gzips
+// a JSON LIST and not a CBOR one of the same Widgets: it decides on the size of a response's
+// first write (k8s.io/apiserver@v0.32.13 responsewriters/writers.go, "len(p) >
+// defaultGzipThresholdBytes"), and the CBOR serializer first writes its 3-byte self-describing
+// tag (k8s.io/apimachinery@v0.32.13 serializer/cbor/cbor.go, "w.Write(selfDescribedCBOR)").
+// 1.33 buffers a first write of up to 4 bytes ("firstWriteStreamingThresholdBytes = 4").
+func TestCBORRun(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("make bench measures through /proc: Linux only")
+	}
+	out := t.TempDir()
+	server := envtestbin.DefaultVersion + ":" + cborGate
+	cborGzipped := !strings.HasPrefix(envtestbin.DefaultVersion, "1.32.")
+	var stdout, stderr bytes.Buffer
+	code := Run(t.Context(), []string{"-out", out, "-servers", server, "-cases", "cbor", "-cbor-count", "300", "-cbor-k", "2",
+		"-repeats", "1", "-overhead=false", "-settle", "5s"}, &stdout, &stderr)
+	t.Logf("stderr:\n%s", stderr.String())
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "bench-*", "results.json"))
+	if len(dirs) != 1 {
+		t.Fatalf("results.json: %v", dirs)
+	}
+	raw, err := os.ReadFile(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 4 {
+		t.Fatalf("%d results, want 2 cases × 2 modes", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		where := r.Case + " " + string(r.Mode)
+		want := map[string][]string{"widgets-json": {"application/json"}, "widgets-cbor": {"application/cbor", "application/cbor-seq"}}[r.Case]
+		if r.Mode == Streaming && r.Case == "widgets-cbor" {
+			want = []string{"application/cbor-seq"} // one watch, no LIST
+		}
+		if !slices.Equal(r.ContentTypes, want) || r.Requests < 2 || r.Bytes < 2*300*1024 {
+			t.Errorf("%s: content types %v, %d requests, %d bytes; want %v and both informers' 300 Widgets", where, r.ContentTypes, r.Requests, r.Bytes, want)
+		}
+		if r.Mode != List {
+			continue
+		}
+		// The LISTs (about 350 KB each): gzipped in JSON, and in CBOR from 1.33 on.
+		if gzipped := r.WireBytes < r.Bytes; gzipped != (r.Case == "widgets-json" || cborGzipped) {
+			t.Errorf("%s: %d bytes on the wire, %d received: gzipped %v", where, r.WireBytes, r.Bytes, gzipped)
+		}
+	}
+	if !strings.Contains(stdout.String(), "== application/cbor against application/json, K=2 ==") {
+		t.Errorf("the terminal has no CBOR table:\n%s", stdout.String())
+	}
+}
