@@ -84,6 +84,9 @@ func (c Case) String() string {
 	return fmt.Sprintf("%s: %d %s × %s (%s)", c.Name, c.Objects, noun, FormatBytes(c.Size), FormatBytes(int64(c.Objects)*c.Size))
 }
 
+// On reports whether c runs on sv: it needs no gate, or sv has it on.
+func (c Case) On(sv servers.Server) bool { return c.Gate == "" || sv.Has(c.Gate) }
+
 // cborGate is what the widgets-cbor case needs of a server: kube-apiserver 1.32 and later
 // serve CBOR only with it on, and then also store custom resources as CBOR.
 const cborGate = "CBORServingAndStorage=true"
@@ -319,7 +322,7 @@ func (o options) check(v flagValues) error {
 		return err
 	}
 	for _, c := range cases {
-		if c.Gate != "" && !slices.ContainsFunc(o.servers, func(sv servers.Server) bool { return sv.Has(c.Gate) }) {
+		if !slices.ContainsFunc(o.servers, c.On) {
 			return fmt.Errorf("-cases: the %s case needs a kube-apiserver with %s, and -servers has none: add one, e.g. -servers %s:%s", c.Name, c.Gate, o.servers[0].Version, c.Gate)
 		}
 	}

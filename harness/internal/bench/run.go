@@ -24,15 +24,14 @@ import (
 	"informer-lab/harness/internal/servers"
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/crd"
+	"informer-lab/lab/mutator"
 	"informer-lab/lab/procs"
 	"informer-lab/record"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -127,11 +126,11 @@ func (rep *Report) upgrade() {
 // runs write.
 type bed struct {
 	sv         servers.Server
-	server     string // its name, as Result.Server
-	slug       string // the name in run file names
+	server     string // sv.Name(), as Result.Server
+	slug       string // sv.Slug(), the name in run file names
 	cp         *controlplane.ControlPlane
 	cs         kubernetes.Interface
-	dyn        dynamic.Interface // seeds and removes Widgets
+	widgets    *mutator.Target // seeds and removes Widgets
 	apiPID     int
 	bin        string
 	kubeconfig string
@@ -189,7 +188,7 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	total := 0
 	for _, sv := range o.servers {
 		for _, c := range cases {
-			if c.Gate == "" || sv.Has(c.Gate) {
+			if c.On(sv) {
 				total += len(c.Runs(o.ks)) * o.repeats * len(Modes)
 			}
 		}
@@ -256,7 +255,7 @@ func measureServer(ctx context.Context, sv servers.Server, cases []Case, o optio
 	if b.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return info, nil, err
 	}
-	if b.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+	if b.widgets, err = mutator.TargetFor(cfg, record.KindDynamicCRD); err != nil {
 		return info, nil, err
 	}
 	if slices.ContainsFunc(cases, func(c Case) bool { return c.Resource == record.CRDResource }) {
@@ -276,7 +275,7 @@ func measureServer(ctx context.Context, sv servers.Server, cases []Case, o optio
 }
 
 func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding time.Duration, err error) {
-	if c.Gate != "" && !b.sv.Has(c.Gate) {
+	if !c.On(b.sv) {
 		b.say("%s: skipped on kube-apiserver %s, which runs without %s", c.Name, b.server, c.Gate)
 		return nil, 0, nil
 	}
@@ -290,7 +289,7 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 		}
 	}()
 	start := time.Now()
-	if err := seed(ctx, b.cs, b.dyn, ns, c, b.o.workers); err != nil {
+	if err := seed(ctx, b.cs, b.widgets, ns, c, b.o.workers); err != nil {
 		return nil, 0, err
 	}
 	seeding = time.Since(start)
@@ -330,7 +329,7 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 // seed creates c.Objects ConfigMaps of c.Size bytes of data (random base64 text, so nothing
 // compresses it away), Widgets with as much text in their spec, or Secrets of c.Size random
 // bytes (as the perf-tests watch-list job writes them), with workers concurrent creates.
-func seed(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, ns string, c Case, workers int) error {
+func seed(ctx context.Context, cs kubernetes.Interface, widgets *mutator.Target, ns string, c Case, workers int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan int)
@@ -348,7 +347,7 @@ func seed(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, n
 					s := &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"data": randomBytes(uint64(i), c.Size)}}
 					_, err = cs.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{})
 				case record.CRDResource:
-					_, err = dyn.Resource(crd.GVR).Namespace(ns).Create(ctx, widget(meta.Name, payload(uint64(i), c.Size)), metav1.CreateOptions{})
+					_, err = widgets.Create(ctx, widgets.Object(ns, meta.Name, false, map[string]string{"seed": payload(uint64(i), c.Size)}))
 				default:
 					cm := &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"data": payload(uint64(i), c.Size)}}
 					_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
@@ -378,15 +377,6 @@ feed:
 	return ctx.Err()
 }
 
-// widget is one of the lab's Widgets (lab/crd) with text as its spec.seed.
-func widget(name, text string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": crd.GVR.GroupVersion().String(), "kind": record.CRDKind,
-		"metadata": map[string]any{"name": name},
-		"spec":     map[string]any{"seed": text},
-	}}
-}
-
 // payload is size bytes of base64 text drawn from a generator seeded with i.
 func payload(i uint64, size int64) string {
 	return base64.StdEncoding.EncodeToString(randomBytes(i, size*3/4+3))[:size]
@@ -413,7 +403,7 @@ func (b *bed) removeNamespace(ns string) error {
 	if err := b.cs.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("delete the Secrets of %s: %w", ns, err)
 	}
-	if err := b.dyn.Resource(crd.GVR).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := b.widgets.DeleteAll(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete the Widgets of %s: %w", ns, err) // NotFound: no CRD installed, no Widgets
 	}
 	nss := b.cs.CoreV1().Namespaces()
