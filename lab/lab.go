@@ -193,8 +193,8 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		icfg.Wrap(wire.WrapCounting(tag, out, counters, opts.quiet))
 		discovery := rest.CopyConfig(cfg)
 		discovery.Wrap(wire.Wrap(record.TagServer, out))
-		inf, err := kind.New(opts.kind, icfg, kind.Options{Namespace: opts.namespace, Tag: tag, Out: out, Quiet: opts.quiet, Resource: opts.resource, Discovery: discovery,
-			OptOut: perInformerOptOut(opts, i)})
+		inf, err := kind.New(opts.kind, icfg, kind.Options{Namespace: opts.namespace, Tag: tag, Out: out, Quiet: opts.quiet, Logged: counters.CaughtUp,
+			Resource: opts.resource, Discovery: discovery, OptOut: perInformerOptOut(opts, i)})
 		if err != nil {
 			return err
 		}
@@ -203,6 +203,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 		inf.Start(ctx)
 		go func() {
 			if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+				counters.CaughtUp() // the events it synced with are logged before "synced"
 				out.Write(record.Record{Kind: record.Setup, Tag: tag, Step: record.StepSynced, Value: "informer cache synced", Stats: counters.Stats()})
 			}
 		}()

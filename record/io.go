@@ -13,12 +13,17 @@ import (
 	"time"
 )
 
-// Writer writes records as JSON lines and/or text lines. It is safe for concurrent use and
-// unbuffered: Write returns once its line has been written (the output's Write call returned), so
-// what was logged before a crash is on disk, and lines never interleave. Lines that several
-// goroutines log while a write is under way go out together, in the order logged, in one Write
-// call (a group commit): a lab whose K informers log every watch event makes one system call per
-// batch, not one per line, and each record is encoded outside the lock, in its own goroutine.
+// Writer writes records as JSON lines and/or text lines. It is safe for concurrent use, and
+// lines never interleave. Write returns once its line has been written (the output's Write call
+// returned), so what was logged with it before a crash is on disk. Lines that several goroutines
+// log while a write is under way go out together, in the order logged, in one Write call (a
+// group commit), and each record is encoded outside the lock, in its own goroutine.
+//
+// Later is Write for a record that is one of very many (a watch event of a streaming list of
+// thousands): it queues the line and returns, and the line goes out with the next batch, within
+// LaterDelay, or with the next Write, Flush or Stop, whichever comes first, in the order logged. One
+// system call then carries up to LaterBytes of lines: a lab whose K informers log every event
+// of their initial lists makes a few hundred calls a second, not one per event.
 type Writer struct {
 	Source string
 	json   io.Writer // may be nil
@@ -33,7 +38,15 @@ type Writer struct {
 	queued   uint64     // lines queued so far
 	flushed  uint64     // lines written so far
 	flushing bool       // a goroutine is writing a batch, without mu
+	timer    bool       // a flush of what Later queued is due within LaterDelay
 }
+
+// What Later holds back: at most LaterDelay, and at most LaterBytes of lines; a Later that finds
+// more queued writes them itself, like Write, so a fast producer waits for the output.
+const (
+	LaterDelay = 20 * time.Millisecond
+	LaterBytes = 256 << 10
+)
 
 // lines are the bytes of queued lines, for each output.
 type lines struct{ json, text []byte }
@@ -46,11 +59,15 @@ func NewWriter(source string, jsonOut, textOut io.Writer) *Writer {
 }
 
 // Write stamps r with schema, time and source (unless set) and writes it.
-func (w *Writer) Write(r Record) { w.write(r, false) }
+func (w *Writer) Write(r Record) { w.write(r, false, true) }
 
-// write encodes r, queues its lines and waits until they are written; last makes r the log's
-// last record (Stop), in the same critical section, so that nothing can follow it.
-func (w *Writer) write(r Record, last bool) {
+// Later stamps r as Write does and queues it, to be written within LaterDelay (see Writer): a
+// crash in that time loses it.
+func (w *Writer) Later(r Record) { w.write(r, false, false) }
+
+// write encodes r, queues its lines and, if wait, waits until they are written; last makes r
+// the log's last record (Stop), in the same critical section, so that nothing can follow it.
+func (w *Writer) write(r Record, last, wait bool) {
 	if w == nil {
 		return
 	}
@@ -84,10 +101,39 @@ func (w *Writer) write(r Record, last bool) {
 		w.batch.text = append(append(w.batch.text, text...), '\n')
 	}
 	w.queued++
-	mine := w.queued
-	// Whoever finds no write under way writes everything queued so far; the others wait for
-	// it, and one of those still waiting writes what was queued meanwhile.
-	for w.flushed < mine {
+	if !wait && len(w.batch.json)+len(w.batch.text) < LaterBytes {
+		if !w.timer {
+			w.timer = true
+			time.AfterFunc(LaterDelay, w.flushLater)
+		}
+		return
+	}
+	w.flush(w.queued)
+}
+
+// Flush returns once every line queued so far, Later's too, has been written.
+func (w *Writer) Flush() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flush(w.queued)
+}
+
+// flushLater writes what Later queued, unless a Write or Stop has already.
+func (w *Writer) flushLater() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = false
+	w.flush(w.queued)
+}
+
+// flush returns, with mu held, once the first n lines queued have been written. Whoever
+// finds no write under way writes everything queued so far; the others wait for it, and one
+// of those still waiting writes what was queued meanwhile.
+func (w *Writer) flush(n uint64) {
+	for w.flushed < n {
 		if w.flushing {
 			w.written.Wait()
 			continue
@@ -113,7 +159,7 @@ func (w *Writer) write(r Record, last bool) {
 // may still write (client-go v0.32's reflector leaves its LIST running after its informer stops,
 // see lab.Run).
 func (w *Writer) Stop(value, detail string) {
-	w.write(Record{Kind: Setup, Step: StepStopped, Value: value, Detail: detail}, true)
+	w.write(Record{Kind: Setup, Step: StepStopped, Value: value, Detail: detail}, true, true)
 }
 
 // Setup writes a SETUP record.

@@ -47,7 +47,10 @@ type Options struct {
 	Tag       string         // the informer's tag in the records: A, B, ...
 	Out       *record.Writer // HANDLER records go here, unless Quiet
 	Quiet     bool
-	Resource  string // KindTypedConfigMaps only: record.ResourceConfigMaps ("" too) or record.ResourceSecrets
+	// Logged, if set, returns once the wire has logged the events the informer has read
+	// (wire.Counters.CaughtUp): a HANDLER record then follows its WATCH-EVENT in the log.
+	Logged   func()
+	Resource string // KindTypedConfigMaps only: record.ResourceConfigMaps ("" too) or record.ResourceSecrets
 	// Discovery is the config controller-runtime's REST mapper discovers with: its requests are
 	// not the informer's, and stay off its tag.
 	Discovery *rest.Config
@@ -312,7 +315,11 @@ func handled(inf Informer, src eventSource, o Options) (Informer, error) {
 			}
 			// NEVER modify objects from the store: it is a read-only, local cache.
 			if m, err := meta.Accessor(obj); err == nil {
-				o.Out.Write(record.Record{Kind: record.Handler, Tag: o.Tag, Event: event, Namespace: m.GetNamespace(), Name: m.GetName(), RV: m.GetResourceVersion()})
+				if o.Logged != nil {
+					o.Logged()
+				}
+				// One of as many as the watch events, written in their batches (see record.Writer).
+				o.Out.Later(record.Record{Kind: record.Handler, Tag: o.Tag, Event: event, Namespace: m.GetNamespace(), Name: m.GetName(), RV: m.GetResourceVersion()})
 			}
 		}
 	}

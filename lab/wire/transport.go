@@ -50,7 +50,38 @@ type Counters struct {
 	requests, events atomic.Int64
 	bytes, wireBytes atomic.Int64 // response bodies decoded (as the client read or gunzips them), and off the connection
 	mu               sync.Mutex
-	types            []string // media types of 200 responses, each once
+	types            []string              // media types of 200 responses, each once
+	open             map[*pending]struct{} // the buffers of the responses the wire still decodes
+}
+
+// CaughtUp returns once the wire has logged every event of what the informer has read so far:
+// its decoders run behind the client's reads (pending), and a record written after CaughtUp
+// (the lab's "synced") comes after the events the informer had when it wrote it.
+func (c *Counters) CaughtUp() {
+	c.mu.Lock()
+	open := make([]*pending, 0, len(c.open))
+	for p := range c.open {
+		open = append(open, p)
+	}
+	c.mu.Unlock()
+	for _, p := range open {
+		p.caughtUp()
+	}
+}
+
+// decoding notes that p's response is being decoded until the returned function is called.
+func (c *Counters) decoding(p *pending) (done func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open == nil {
+		c.open = map[*pending]struct{}{}
+	}
+	c.open[p] = struct{}{}
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.open, p)
+	}
 }
 
 // Stats returns the counts so far.
@@ -150,7 +181,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // decompresses it itself (clientGzip): a copy is gunzipped only to be counted.
 func (t *transport) countOnly(resp *http.Response, size *sizes) {
 	if size.clientGzip {
-		resp.Body = t.tap(resp.Body, size, func(r io.ReadCloser) { io.Copy(io.Discard, r) })
+		resp.Body = t.tap(resp.Body, size, func(r io.ReadCloser, _ func() stamp) { io.Copy(io.Discard, r) })
 	}
 }
 
@@ -191,36 +222,42 @@ func statusMessage(resp *http.Response) string {
 	return ""
 }
 
-// tapWatch copies every byte the client reads into a pipe that a decoder goroutine reads
-// frame by frame with apimachinery's own framer and serializer. Nothing is buffered beyond
-// one frame: the client's read returns once the decoder has taken the bytes.
+// tapWatch copies every byte the client reads to a decoder goroutine that reads it frame by
+// frame with apimachinery's own framer and serializer, through a buffer (pending): the client
+// reads on while the decoder logs, up to maxPending behind it.
 //
 // Close waits for the decoder: the events of the bytes the client read are recorded by the time
 // its watch is stopped, so nothing the stream carried is logged after, say, the lab's "stopped".
 func (t *transport) tapWatch(body io.ReadCloser, info runtime.SerializerInfo, size *sizes) io.ReadCloser {
-	return t.tap(body, size, func(r io.ReadCloser) { t.decodeWatch(r, info, size) })
+	return t.tap(body, size, func(r io.ReadCloser, at func() stamp) { t.decodeWatch(r, at, info, size) })
 }
 
-// tap copies every byte the client reads from body into a pipe that consume reads, decompressed
-// where the client decompresses them itself (sizes.decompressed), in a goroutine of its own;
-// the returned body's Close waits for consume to return.
-func (t *transport) tap(body io.ReadCloser, size *sizes, consume func(io.ReadCloser)) io.ReadCloser {
-	pr, pw := io.Pipe()
+// tap copies every byte the client reads from body to consume, decompressed where the client
+// decompresses them itself (sizes.decompressed), in a goroutine of its own; at tells consume
+// when the client had read the last byte consume read, and how much of the body by then. The
+// returned body's Close waits for consume to return.
+func (t *transport) tap(body io.ReadCloser, size *sizes, consume func(r io.ReadCloser, at func() stamp)) io.ReadCloser {
+	p := newPending()
 	done := make(chan struct{})
+	decoded := t.count.decoding(p)
 	go func() {
 		defer close(done)
-		// Whatever happens, keep draining so the client's reads never block on us.
-		defer io.Copy(io.Discard, pr)
-		consume(size.decompressed(pr, t.count))
+		defer decoded()
+		// Whatever happens, the client's reads never wait for us again.
+		defer p.Close()
+		consume(size.decompressed(p, t.count), p.stamp)
 	}()
-	return &watchTap{body: body, pw: pw, decoded: done}
+	return &watchTap{body: body, p: p, size: size, decoded: done, out: t.out}
 }
 
 // decodeWatch records each event; the initial-events-end bookmark with the stream's size so
 // far: what the client had read when the wire decoded it. The server flushes right after that
 // bookmark, so this is the stream up to and with it, give or take the few bytes of a gzip
 // member's end that the gzip reader had not yet needed.
-func (t *transport) decodeWatch(r io.ReadCloser, info runtime.SerializerInfo, size *sizes) {
+//
+// Each event is logged with the time the client had read it (at), and with Later: the initial
+// events of a streaming list of thousands go out in batches, not a system call each.
+func (t *transport) decodeWatch(r io.ReadCloser, at func() stamp, info runtime.SerializerInfo, size *sizes) {
 	stream := info.StreamSerializer
 	if stream == nil {
 		return
@@ -244,10 +281,16 @@ func (t *transport) decodeWatch(r io.ReadCloser, info runtime.SerializerInfo, si
 		}
 		t.count.events.Add(1)
 		rec := eventRecord(t.tag, string(typ), obj)
+		read := at()
+		rec.Time = read.time
 		if record.IsEndBookmark(rec) {
-			rec.Body = size.body()
+			body := read.body
+			if size.clientGzip { // decompressed by the wire, as it decodes: counted up to here
+				body.Decoded = size.decoded.Load()
+			}
+			rec.Body = &body
 		}
-		t.out.Write(rec)
+		t.out.Later(rec)
 	}
 }
 
@@ -276,25 +319,28 @@ func eventRecord(tag, typ string, obj runtime.Object) record.Record {
 
 type watchTap struct {
 	body    io.ReadCloser
-	pw      *io.PipeWriter
+	p       *pending
+	size    *sizes
 	decoded chan struct{} // closed when the decoder has recorded all it was given
+	out     *record.Writer
 }
 
 func (w *watchTap) Read(p []byte) (int, error) {
 	n, err := w.body.Read(p)
 	if n > 0 {
-		w.pw.Write(p[:n])
+		w.p.write(p[:n], stamp{time: time.Now(), body: *w.size.body()})
 	}
 	if err != nil {
-		w.pw.CloseWithError(err)
+		w.p.closeWithError(err)
 	}
 	return n, err
 }
 
 func (w *watchTap) Close() error {
-	w.pw.Close()
+	w.p.closeWithError(nil)
 	err := w.body.Close()
 	<-w.decoded
+	w.out.Flush() // what the decoder logged with Later, written before Close returns
 	return err
 }
 
