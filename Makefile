@@ -61,5 +61,5 @@ sample-apiservers: ## build the aggregated apiservers make probe and make test r
 kubectl: envtest ## build kubectl $(K8S_VERSION) from the Go module proxy like kube-apiserver, into the same store entry (make observe's kubectl)
 	cd envtestbin && GOWORK=off go run ./cmd/provision -version $(K8S_VERSION) -kubectl
 
-clean: ## remove run directories
+clean: ## remove run directories and the test binaries make test keeps (out/)
 	rm -rf out
