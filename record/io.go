@@ -21,9 +21,9 @@ import (
 //
 // Later is Write for a record that is one of very many (a watch event of a streaming list of
 // thousands): it queues the line and returns, and the line goes out with the next batch, within
-// LaterDelay, or with the next Write, Flush or Stop, whichever comes first, in the order logged. One
-// system call then carries up to LaterBytes of lines: a lab whose K informers log every event
-// of their initial lists makes a few hundred calls a second, not one per event.
+// LaterDelay, or with the next Write, Flush or Stop, whichever comes first, in the order
+// logged. One system call then carries up to LaterBytes of lines: a lab whose K informers log
+// every event of their initial lists makes a few hundred calls a second, not one per event.
 type Writer struct {
 	Source string
 	json   io.Writer // may be nil

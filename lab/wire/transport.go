@@ -251,9 +251,9 @@ func (t *transport) tap(body io.ReadCloser, size *sizes, consume func(r io.ReadC
 }
 
 // decodeWatch records each event; the initial-events-end bookmark with the stream's size so
-// far: what the client had read when the wire decoded it. The server flushes right after that
-// bookmark, so this is the stream up to and with it, give or take the few bytes of a gzip
-// member's end that the gzip reader had not yet needed.
+// far: what the client had read by the read that brought the bookmark's last bytes (at). The
+// server flushes right after that bookmark, so this is the stream up to and with it, give or
+// take the few bytes of a gzip member's end that the gzip reader had not yet needed.
 //
 // Each event is logged with the time the client had read it (at), and with Later: the initial
 // events of a streaming list of thousands go out in batches, not a system call each.
