@@ -38,6 +38,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/features"
 	"k8s.io/client-go/rest"
@@ -146,11 +147,11 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return usageError{err}
 	}
-	if opts.resource == record.ResourceSecrets {
+	if watched := mutator.Watched(opts.kind, opts.resource); watched != mutator.Watched(opts.kind, "") {
 		if did != "" {
 			did += "; "
 		}
-		did += "watching Secrets (-resource secrets)"
+		did += "watching " + watched.Resource + " (-resource " + opts.resource + ")"
 	}
 	out.Setup("", record.StepKind, opts.kind, did)
 
@@ -216,7 +217,10 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	var writers sync.WaitGroup
 	if opts.kubeconfig == "" {
 		writers.Add(1)
-		go func() { defer writers.Done(); runMutator(ctx, cfg, opts.kind, opts.interval, out) }()
+		go func() {
+			defer writers.Done()
+			runMutator(ctx, cfg, mutator.Watched(opts.kind, opts.resource), opts.interval, out)
+		}()
 	}
 
 	// With -direct-list, one typed List(): what a controller's own List call sends, which is not
@@ -275,7 +279,7 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13)")
 	fs.StringVar(&o.gate, "watch-list", c.WatchList, "WatchListClient gate: on, off or default (client-go's own default)")
 	fs.StringVar(&o.kind, "kind", record.KindTypedConfigMaps, "the kind of informer: "+strings.Join(record.Kinds, ", "))
-	fs.StringVar(&o.resource, "resource", record.ResourceConfigMaps, "what the typed informers watch: "+record.ResourceConfigMaps+" or "+record.ResourceSecrets+" (make bench's KEP-3157 shape; no writer writes Secrets, so use it with -kubeconfig)")
+	fs.StringVar(&o.resource, "resource", "", "what the informers watch, if not their kind's own: "+record.ResourceConfigMaps+" (with -kind "+record.KindDynamicCRD+" or "+record.KindCBOR+", core ConfigMaps instead of the lab's Widgets: make bench's objects in JSON and CBOR) or "+record.ResourceSecrets+" (typed only: make bench's KEP-3157 shape; no writer writes Secrets, so use it with -kubeconfig)")
 	fs.DurationVar(&o.interval, "interval", 3*time.Second, "time between two writes of the mutator")
 	fs.IntVar(&o.informers, "informers", 2, "how many independent informer factories (A, B, C, ...; at most 26)")
 	fs.BoolVar(&o.quiet, "quiet", false, "record only setup lines and per-informer counts (requests, bytes): no wire decoding, for benchmarks")
@@ -307,8 +311,10 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 		return o, usageError{fmt.Errorf("-kind must be one of %s, got %q", strings.Join(record.Kinds, ", "), o.kind)}
 	}
 	switch {
-	case o.resource != record.ResourceConfigMaps && o.resource != record.ResourceSecrets:
+	case o.resource != "" && o.resource != record.ResourceConfigMaps && o.resource != record.ResourceSecrets:
 		return o, usageError{fmt.Errorf("-resource must be %s or %s, got %q", record.ResourceConfigMaps, record.ResourceSecrets, o.resource)}
+	case o.resource != "" && o.kind == record.KindAggregated:
+		return o, usageError{fmt.Errorf("-resource %s: -kind %s watches an aggregated apiserver's %s only; drop -resource", o.resource, o.kind, record.AggregatedResource)}
 	case o.resource == record.ResourceSecrets && o.kind != record.KindTypedConfigMaps:
 		return o, usageError{fmt.Errorf("-resource %s works with -kind %s only (the typed factory), got -kind %s", record.ResourceSecrets, record.KindTypedConfigMaps, o.kind)}
 	}
@@ -398,7 +404,7 @@ func connect(ctx context.Context, o options, out *record.Writer, stderr io.Write
 		return nil, nil, err
 	}
 	out.Setup("", record.StepServer, cp.ServerVersion, "envtest, binaries from "+cp.Assets)
-	if record.KindWatchesCRD(o.kind) {
+	if mutator.Watched(o.kind, o.resource) == mutator.Widgets {
 		// Attached, the harness (or the user) installs it, and attach checks it is served; alone,
 		// the lab's own server needs it.
 		cfg := rest.CopyConfig(cp.Config)
@@ -433,12 +439,12 @@ func attach(o options, logged func(http.RoundTripper) http.RoundTripper, out *re
 	return cfg, served(dc, o)
 }
 
-// served is nil when the server lists the resource of -kind (kind.Watches) in its discovery; a
+// served is nil when the server lists the resource of -kind (mutator.Watched) in its discovery; a
 // usage error that says what is missing and how to get it when it does not. When discovery
 // itself fails (no answer, no permission), the informers are left to try: a lab that stops
 // before they synced says so.
 func served(dc discovery.DiscoveryInterface, o options) error {
-	gvr := kind.Watches(o.kind, o.resource)
+	gvr := mutator.Watched(o.kind, o.resource)
 	list, err := dc.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
 	switch {
 	case err != nil && !apierrors.IsNotFound(err):
@@ -447,7 +453,7 @@ func served(dc discovery.DiscoveryInterface, o options) error {
 		return nil
 	}
 	missing := fmt.Sprintf("-kind %s watches %s, which this server does not serve", o.kind, gvr.GroupResource())
-	if !record.KindWatchesCRD(o.kind) {
+	if gvr != mutator.Widgets {
 		return usageError{errors.New(missing + " (its discovery of " + gvr.GroupVersion().String() + " does not list it)")}
 	}
 	return usageError{fmt.Errorf("%s: the lab's CustomResourceDefinition (lab/crd) is not installed; "+
@@ -457,10 +463,10 @@ func served(dc discovery.DiscoveryInterface, o options) error {
 // runMutator is the standalone lab's writer: mutator.Cycle every interval, in namespace default.
 // Each write's line comes before the write's own HTTP line, as in the original lab ("writing:
 // ..."), and again with its error if it failed; a write cut short by the stop is no failure.
-func runMutator(ctx context.Context, base *rest.Config, kind string, interval time.Duration, out *record.Writer) {
+func runMutator(ctx context.Context, base *rest.Config, gvr schema.GroupVersionResource, interval time.Duration, out *record.Writer) {
 	cfg := rest.CopyConfig(base)
 	cfg.Wrap(wire.Wrap(record.TagWriter, out))
-	target, err := mutator.TargetFor(cfg, kind)
+	target, err := mutator.TargetFor(cfg, gvr)
 	if err != nil {
 		out.Setup(record.TagWriter, record.StepFault, "mutator client", err.Error())
 		return

@@ -29,7 +29,7 @@ func checkOptOut(o options) error {
 		return fmt.Errorf("-opt-out-at %s switches once informer A synced and before B starts: it needs -informers 2 or more, got %d", optout.AtBetween, o.informers)
 	case optout.PerInformer(o.optOut) && o.kind != record.KindTypedConfigMaps:
 		return fmt.Errorf("-opt-out %s builds the typed informers itself: it works with -kind %s only, got -kind %s", o.optOut, record.KindTypedConfigMaps, o.kind)
-	case o.optOut == optout.ListWatch && o.resource != record.ResourceConfigMaps:
+	case o.optOut == optout.ListWatch && o.resource == record.ResourceSecrets:
 		return fmt.Errorf("-opt-out %s watches %s only, got -resource %s", o.optOut, record.ResourceConfigMaps, o.resource)
 	case optout.ReplacesGates(o.optOut) && o.optOutAt == optout.AtStart && o.gate != GateDefault:
 		// The replacement comes before anything reads the gates; -watch-list would then set

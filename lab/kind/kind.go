@@ -10,7 +10,6 @@ import (
 	"sort"
 	"sync"
 
-	"informer-lab/lab/crd"
 	"informer-lab/lab/mutator"
 	"informer-lab/record"
 
@@ -50,7 +49,7 @@ type Options struct {
 	// Logged, if set, returns once the wire has logged the events the informer has read
 	// (wire.Counters.CaughtUp): a HANDLER record then follows its WATCH-EVENT in the log.
 	Logged   func()
-	Resource string // KindTypedConfigMaps only: record.ResourceConfigMaps ("" too) or record.ResourceSecrets
+	Resource string // "" for the kind's own (Watches); record.ResourceSecrets for the typed kind, record.ResourceConfigMaps for any
 	// Discovery is the config controller-runtime's REST mapper discovers with: its requests are
 	// not the informer's, and stay off its tag.
 	Discovery *rest.Config
@@ -74,7 +73,7 @@ func New(kind string, cfg *rest.Config, o Options) (Informer, error) {
 	case record.KindMetadata:
 		inf, err = metadataOnly(cfg, o)
 	case record.KindDynamicCRD, record.KindCBOR, record.KindAggregated:
-		inf, err = dynamicOn(cfg, o, Watches(kind, ""))
+		inf, err = dynamicOn(cfg, o, mutator.Watched(kind, o.Resource))
 	case record.KindCustomListWatch, record.KindCustomListWatchOptOut:
 		inf, err = customListWatch(cfg, o, kind == record.KindCustomListWatchOptOut)
 	case record.KindCR:
@@ -116,22 +115,6 @@ func Selector(kind string) string {
 		return record.SelectorLabel + "=" + record.SelectorValue
 	}
 	return ""
-}
-
-// Watches is the resource the informers of kind watch: the lab's Widgets (lab/crd) for the kinds
-// on its CRD, an aggregated apiserver's Flunders for the aggregated kind, else core/v1
-// ConfigMaps, or Secrets for the typed kind with -resource secrets.
-func Watches(kind, resource string) schema.GroupVersionResource {
-	switch {
-	case record.KindWatchesCRD(kind):
-		return crd.GVR
-	case kind == record.KindAggregated:
-		return mutator.Flunders
-	}
-	if resource == "" {
-		resource = record.ResourceConfigMaps
-	}
-	return schema.GroupVersionResource{Version: "v1", Resource: resource}
 }
 
 // newFactory is an informer made by one of client-go's informer factories: started with a stop
@@ -177,7 +160,7 @@ func metadataOnly(cfg *rest.Config, o Options) (Informer, error) {
 		return nil, err
 	}
 	f := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, o.Namespace, nil)
-	return newFactory(f.Start, f.Shutdown, f.ForResource(Watches(record.KindMetadata, "")).Informer(), o)
+	return newFactory(f.Start, f.Shutdown, f.ForResource(mutator.Watched(record.KindMetadata, "")).Informer(), o)
 }
 
 // dynamicOn is a dynamicinformer on gvr, as controllers watch what they have no types for.

@@ -94,7 +94,7 @@ func check(t *testing.T, ctx context.Context, cp *controlplane.ControlPlane, k s
 	if !synced {
 		t.Fatal("not synced after 5s")
 	}
-	w, err := mutator.TargetFor(cp.Config, k)
+	w, err := mutator.TargetFor(cp.Config, mutator.Watched(k, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

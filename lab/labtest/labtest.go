@@ -90,7 +90,7 @@ func attached(t *testing.T, bin, pinned string) {
 		t.Fatal(err)
 	}
 	defer cp.Stop()
-	cms, err := mutator.TargetFor(cp.Config, record.KindTypedConfigMaps)
+	cms, err := mutator.TargetFor(cp.Config, mutator.ConfigMaps)
 	if err != nil {
 		t.Fatal(err)
 	}

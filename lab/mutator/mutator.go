@@ -121,15 +121,37 @@ var (
 	Flunders   = schema.GroupVersionResource{Group: record.AggregatedGroup, Version: record.AggregatedVersion, Resource: record.AggregatedResource}
 )
 
-// TargetFor is the writer of the resource kind watches (record.KindWatchesCRD).
-func TargetFor(cfg *rest.Config, kind string) (*Target, error) {
-	t := &Target{GVR: ConfigMaps, kind: "ConfigMap", field: []string{"data"}}
+// Watched is the resource the informers of kind watch, and so what their writer writes.
+// resource "" is the kind's own: Widgets for the kinds on the lab's CRD
+// (record.KindWatchesCRD), Flunders for the aggregated kind, else ConfigMaps. A core resource
+// named instead (a lab's -resource configmaps or secrets) is watched by the same kind of
+// informer: the dynamic and cbor kinds on ConfigMaps get the objects the typed one gets, in JSON
+// and CBOR beside its protobuf.
+func Watched(kind, resource string) schema.GroupVersionResource {
 	switch {
+	case resource != "":
+		return schema.GroupVersionResource{Version: "v1", Resource: resource}
 	case record.KindWatchesCRD(kind):
-		t.GVR, t.kind, t.field = Widgets, record.CRDKind, []string{"spec"}
+		return Widgets
 	case kind == record.KindAggregated:
+		return Flunders
+	}
+	return ConfigMaps
+}
+
+// TargetFor is the writer of gvr: ConfigMaps, Widgets or Flunders (Watched).
+func TargetFor(cfg *rest.Config, gvr schema.GroupVersionResource) (*Target, error) {
+	t := &Target{GVR: gvr}
+	switch gvr {
+	case ConfigMaps:
+		t.kind, t.field = "ConfigMap", []string{"data"}
+	case Widgets:
+		t.kind, t.field = record.CRDKind, []string{"spec"}
+	case Flunders:
 		// A Flunder's spec holds references that are validated; its annotations take any tick.
-		t.GVR, t.kind, t.field = Flunders, record.AggregatedKind, []string{"metadata", "annotations"}
+		t.kind, t.field = record.AggregatedKind, []string{"metadata", "annotations"}
+	default:
+		return nil, fmt.Errorf("no writer writes %s: the lab writes ConfigMaps, %s and %s", gvr.GroupResource(), Widgets.GroupResource(), Flunders.GroupResource())
 	}
 	var err error
 	if t.dyn, err = dynamic.NewForConfig(cfg); err != nil {

@@ -367,11 +367,11 @@ type admin struct{ configMaps, widgets *mutator.Target }
 
 func newAdmin(t *testing.T, cfg *rest.Config) admin {
 	t.Helper()
-	cms, err := mutator.TargetFor(cfg, record.KindTypedConfigMaps)
+	cms, err := mutator.TargetFor(cfg, mutator.ConfigMaps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := mutator.TargetFor(cfg, record.KindDynamicCRD)
+	ws, err := mutator.TargetFor(cfg, mutator.Widgets)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -290,7 +290,7 @@ func (e *env) seed() error {
 		}
 	}
 	var err error
-	if e.writer, err = mutator.TargetFor(cfg, e.Kind); err != nil {
+	if e.writer, err = mutator.TargetFor(cfg, mutator.Watched(e.Kind, "")); err != nil {
 		return err
 	}
 	e.writer.Labels = e.t.labels

@@ -56,13 +56,14 @@ func (m Mode) Title() string {
 
 // Case is one seeded collection, a shape, and the informers that watch it.
 type Case struct {
-	Name     string // "large", "small", "secrets", "widgets-json", "widgets-cbor"
+	Name     string // "large", "small", "secrets", and the cbor cases' "configmaps-json", "widgets-cbor", ...
 	Objects  int
 	Size     int64  // data bytes per object: base64 text in a ConfigMap or a Widget's spec, random bytes in a Secret
 	Resource string // record.ResourceConfigMaps, record.ResourceSecrets or record.CRDResource
 	Ks       []int  // the K this case runs at; nil: every -k
 	// Kind is the lab's -kind: "" for the typed informers of the original lab (ConfigMaps,
-	// Secrets), record.KindDynamicCRD or record.KindCBOR for the lab's Widgets.
+	// Secrets), record.KindDynamicCRD or record.KindCBOR for dynamic informers (on Resource:
+	// the lab's Widgets, or ConfigMaps).
 	Kind string
 	// Gate is a kube-apiserver feature gate the case needs on ("CBORServingAndStorage=true"):
 	// on a server without it, the case is skipped, and said so.
@@ -73,11 +74,32 @@ type Case struct {
 	Encoding string
 }
 
-func (c Case) String() string {
-	noun := map[string]string{record.ResourceSecrets: "Secrets", record.CRDResource: "Widgets"}[c.Resource]
-	if noun == "" {
-		noun = "ConfigMaps"
+// nounOf is how tables name a case's resource.
+func nounOf(resource string) string {
+	if noun := map[string]string{record.ResourceSecrets: "Secrets", record.CRDResource: "Widgets"}[resource]; noun != "" {
+		return noun
 	}
+	return "ConfigMaps"
+}
+
+// encodingHow says which informers of the lab watch c in its encoding.
+func encodingHow(c Case) string {
+	switch c.Kind {
+	case "":
+		return "client-go's typed informer factory, which asks for protobuf"
+	case record.KindCBOR:
+		return "dynamic informers with client-go's ClientsAllowCBOR and ClientsPreferCBOR on (the lab's -kind cbor)"
+	}
+	return "dynamic informers (the lab's -kind " + c.Kind + ")"
+}
+
+// shortMedia is a media type's last word: json, protobuf, cbor.
+func shortMedia(media string) string {
+	return media[strings.LastIndexAny(media, "/.")+1:]
+}
+
+func (c Case) String() string {
+	noun := nounOf(c.Resource)
 	if c.Encoding != "" {
 		noun += " in " + c.Encoding
 	}
@@ -87,18 +109,31 @@ func (c Case) String() string {
 // On reports whether c runs on sv: it needs no gate, or sv has it on.
 func (c Case) On(sv servers.Server) bool { return c.Gate == "" || sv.Has(c.Gate) }
 
-// cborGate is what the widgets-cbor case needs of a server: kube-apiserver 1.32 and later
-// serve CBOR only with it on, and then also store custom resources as CBOR.
+// cborGate is what the CBOR cases need of a server: kube-apiserver 1.32 and later serve CBOR
+// only with it on, and then also store custom resources as CBOR.
 const cborGate = "CBORServingAndStorage=true"
 
-// widgetCases are the CBOR comparison, -cases cbor: the lab's own custom resource (Widgets,
-// lab/crd), watched by dynamic informers in JSON, and in
-// CBOR (the lab's cbor kind: client-go's ClientsAllowCBOR and ClientsPreferCBOR on) where the
-// server has cborGate. Both run on every server, JSON where it stores as JSON too.
-func widgetCases(count int, size int64, k int) []Case {
+// The media types the encoding cases measure.
+const (
+	mediaJSON     = "application/json"
+	mediaProtobuf = "application/vnd.kubernetes.protobuf"
+	mediaCBOR     = "application/cbor"
+)
+
+// encodingCases are the CBOR comparison, -cases cbor: the same objects in each encoding the
+// server offers for them. ConfigMaps in JSON and in CBOR through dynamic informers (the lab's
+// dynamic-crd and cbor kinds with -resource configmaps; cbor turns client-go's ClientsAllowCBOR
+// and ClientsPreferCBOR on) and in protobuf through the typed factory's; the lab's own custom
+// resource (Widgets, lab/crd), which has no protobuf, in JSON and CBOR. The CBOR cases run
+// where the server has cborGate, the others on every server.
+func encodingCases(count int, size int64, k int) []Case {
+	cm, w := record.ResourceConfigMaps, record.CRDResource
 	return []Case{
-		{Name: "widgets-json", Objects: count, Size: size, Resource: record.CRDResource, Ks: []int{k}, Kind: record.KindDynamicCRD, Encoding: "application/json"},
-		{Name: "widgets-cbor", Objects: count, Size: size, Resource: record.CRDResource, Ks: []int{k}, Kind: record.KindCBOR, Gate: cborGate, Encoding: "application/cbor"},
+		{Name: "configmaps-json", Objects: count, Size: size, Resource: cm, Ks: []int{k}, Kind: record.KindDynamicCRD, Encoding: mediaJSON},
+		{Name: "configmaps-protobuf", Objects: count, Size: size, Resource: cm, Ks: []int{k}, Encoding: mediaProtobuf},
+		{Name: "configmaps-cbor", Objects: count, Size: size, Resource: cm, Ks: []int{k}, Kind: record.KindCBOR, Gate: cborGate, Encoding: mediaCBOR},
+		{Name: "widgets-json", Objects: count, Size: size, Resource: w, Ks: []int{k}, Kind: record.KindDynamicCRD, Encoding: mediaJSON},
+		{Name: "widgets-cbor", Objects: count, Size: size, Resource: w, Ks: []int{k}, Kind: record.KindCBOR, Gate: cborGate, Encoding: mediaCBOR},
 	}
 }
 
@@ -115,7 +150,7 @@ type options struct {
 	servers                       []servers.Server
 	ks                            []int
 	large, small, secrets         Case
-	widgets                       []Case // -cases cbor: widgetCases
+	encodings                     []Case // -cases cbor: encodingCases
 	repeats, workers              int
 	interval, syncTimeout, settle time.Duration
 	memFactor                     float64
@@ -204,7 +239,7 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and "+labModule+" (default: found from the working directory)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&v.servers, "servers", DefaultServers, "kube-apiservers to measure, one after the other, each on its own etcd: versions X.Y.Z, each optionally with feature gates after a colon (1.37.2:WatchListCompression=false); built from the Go module proxy when missing")
-	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, cbor (Widgets in JSON and in CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+")")
+	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, cbor (ConfigMaps in JSON, protobuf and CBOR, Widgets in JSON and CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+"; -cases cbor -docs writes docs/encodings.md)")
 	fs.IntVar(&o.large.Objects, "large-count", 200, "ConfigMaps in the large-objects case")
 	fs.IntVar(&v.largeKiB, "large-kib", 512, "KiB of data per ConfigMap in the large-objects case (at most 1000: ConfigMaps are limited to 1 MiB)")
 	fs.IntVar(&o.small.Objects, "small-count", 20000, "ConfigMaps in the many-small-objects case")
@@ -212,9 +247,9 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.IntVar(&o.secrets.Objects, "secrets-count", 400, "Secrets in KEP-3157's shape (its manual test: 400 Secrets of about 1 MB, 16 informers)")
 	fs.Int64Var(&o.secrets.Size, "secrets-bytes", 760000, "random bytes per Secret (the perf-tests watch-list job writes 760,000; at most 1,000,000)")
 	fs.IntVar(&v.secretsK, "secrets-k", 16, "informers started at once in the secrets case (it runs at this K only)")
-	fs.IntVar(&v.cborCount, "cbor-count", 10000, "Widgets in the cbor case")
-	fs.IntVar(&v.cborKiB, "cbor-kib", 1, "KiB of base64 text in each Widget's spec in the cbor case")
-	fs.IntVar(&v.cborK, "cbor-k", 8, "informers started at once in the cbor case (it runs at this K only)")
+	fs.IntVar(&v.cborCount, "cbor-count", 10000, "objects of each resource in the cbor cases (ConfigMaps, Widgets)")
+	fs.IntVar(&v.cborKiB, "cbor-kib", 1, "KiB of base64 text in each object of the cbor cases (a ConfigMap's data, a Widget's spec)")
+	fs.IntVar(&v.cborK, "cbor-k", 8, "informers started at once in the cbor cases (they run at this K only)")
 	fs.StringVar(&v.ks, "k", "1,4,8,16", "informers started at once, comma-separated (each 1 to 26)")
 	fs.IntVar(&o.repeats, "repeats", 3, "runs per mode and point; the modes alternate run after run")
 	fs.DurationVar(&o.interval, "interval", 20*time.Millisecond, "VmRSS sampling interval")
@@ -278,7 +313,7 @@ func (o *options) read(v flagValues) error {
 	if v.cborK < 1 || v.cborK > 26 {
 		return fmt.Errorf("-cbor-k: %d is not a number of informers from 1 to 26", v.cborK)
 	}
-	o.widgets = widgetCases(v.cborCount, int64(v.cborKiB)<<10, v.cborK)
+	o.encodings = encodingCases(v.cborCount, int64(v.cborKiB)<<10, v.cborK)
 	var err error
 	if o.servers, err = servers.ParseList(v.servers); err != nil {
 		return fmt.Errorf("-servers: %w", err)
@@ -354,7 +389,7 @@ func (o options) selected() ([]Case, error) {
 		case "secrets":
 			cs = append(cs, o.secrets)
 		case "cbor":
-			cs = append(cs, o.widgets...)
+			cs = append(cs, o.encodings...)
 		default:
 			return nil, fmt.Errorf("-cases: unknown case %q (large, small, secrets, cbor)", name)
 		}

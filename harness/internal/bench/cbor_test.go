@@ -13,22 +13,36 @@ import (
 
 	"informer-lab/envtestbin"
 	"informer-lab/lab/labtest"
-	"informer-lab/record"
 )
 
 func TestMain(m *testing.M) { labtest.Main(m) }
 
-// -cases cbor is the two Widget cases, and needs a server that serves CBOR: without one it is
-// refused before anything starts, in one line that says what to add.
+// -cases cbor is ConfigMaps in JSON, protobuf and CBOR and Widgets in JSON and CBOR, and needs
+// a server that serves CBOR: without one it is refused before anything starts, in one line that
+// says what to add.
 func TestParseFlagsCBOR(t *testing.T) {
 	o, err := parseFlags([]string{"-cases", "cbor", "-servers", "1.37.2,1.37.2:CBORServingAndStorage=true", "-root", "/r"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cs, _ := o.selected()
-	if len(cs) != 2 || cs[0].Kind != record.KindDynamicCRD || cs[1].Kind != record.KindCBOR || cs[1].Gate != cborGate ||
-		cs[0].Objects != 10000 || cs[0].Size != 1024 || cs[1].Runs(o.ks)[0] != 8 {
-		t.Errorf("-cases cbor: %+v; want widgets-json and widgets-cbor (on %s), 10000 × 1 KiB at K=8", cs, cborGate)
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Name+" "+c.Kind+" "+c.Resource+" "+c.Gate)
+		if c.Objects != 10000 || c.Size != 1024 || !slices.Equal(c.Runs(o.ks), []int{8}) {
+			t.Errorf("%s: %d × %d at K=%v; want 10000 × 1 KiB at K=8", c.Name, c.Objects, c.Size, c.Runs(o.ks))
+		}
+	}
+	want := []string{"configmaps-json dynamic-crd configmaps ", "configmaps-protobuf  configmaps ", "configmaps-cbor cbor configmaps " + cborGate,
+		"widgets-json dynamic-crd widgets ", "widgets-cbor cbor widgets " + cborGate}
+	if !slices.Equal(got, want) {
+		t.Errorf("-cases cbor:\n%q\nwant\n%q", got, want)
+	}
+	if page, results := docPage(cs); page != "encodings.md" || results != "encodings-results.json" {
+		t.Errorf("-cases cbor -docs writes %s and %s; want encodings.md beside docs/bench.md", page, results)
+	}
+	if page, _ := docPage(append(cs, o.small)); page != "bench.md" {
+		t.Errorf("-cases small,cbor -docs writes %s; want bench.md", page)
 	}
 	_, err = parseFlags([]string{"-cases", "small,cbor", "-servers", "1.37.2", "-root", "/r"}, io.Discard)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "-servers 1.37.2:CBORServingAndStorage=true") {
@@ -43,7 +57,8 @@ func TestParseFlagsCBOR(t *testing.T) {
 
 // A run is only what it says it measured: a CBOR case whose informers got JSON is an error.
 func TestCheckEncoding(t *testing.T) {
-	js, cb := widgetCases(1, 1, 1)[0], widgetCases(1, 1, 1)[1]
+	cs := encodingCases(1, 1, 1)
+	js, pb, cb := cs[0], cs[1], cs[2]
 	for _, tc := range []struct {
 		c    Case
 		got  []string
@@ -56,6 +71,8 @@ func TestCheckEncoding(t *testing.T) {
 		{cb, nil, false},
 		{js, []string{"application/json"}, true},
 		{js, []string{"application/cbor"}, false},
+		{pb, []string{"application/vnd.kubernetes.protobuf"}, true},
+		{pb, []string{"application/vnd.kubernetes.protobuf", "application/json"}, false},
 		{Case{Name: "small"}, nil, true},
 	} {
 		if err := tc.c.checkEncoding(tc.got); (err == nil) != tc.okay {
@@ -64,14 +81,15 @@ func TestCheckEncoding(t *testing.T) {
 	}
 }
 
-// make bench -cases cbor, small, against a real kube-apiserver with CBORServingAndStorage: the
-// JSON informers get JSON, the CBOR ones CBOR (a LIST in application/cbor, a watch in
-// application/cbor-seq), and the terminal compares them. On the wire, kube-apiserver 1.32 gzips
-// a JSON LIST and not a CBOR one of the same Widgets: it decides on the size of a response's
-// first write (k8s.io/apiserver@v0.32.13 responsewriters/writers.go, "len(p) >
-// defaultGzipThresholdBytes"), and the CBOR serializer first writes its 3-byte self-describing
-// tag (k8s.io/apimachinery@v0.32.13 serializer/cbor/cbor.go, "w.Write(selfDescribedCBOR)").
-// 1.33 buffers a first write of up to 4 bytes ("firstWriteStreamingThresholdBytes = 4").
+// make bench -cases cbor, small, against a real kube-apiserver with CBORServingAndStorage: each
+// case's informers get their bodies in its encoding (protobuf from the typed factory; a CBOR LIST
+// in application/cbor, a watch in application/cbor-seq), and the terminal compares them. On the
+// wire, kube-apiserver 1.32 gzips a JSON or protobuf LIST and not a CBOR one of the same objects:
+// it decides on the size of a response's first write (k8s.io/apiserver@v0.32.13
+// responsewriters/writers.go, "len(p) > defaultGzipThresholdBytes"), and the CBOR serializer
+// first writes its 3-byte self-describing tag (k8s.io/apimachinery@v0.32.13
+// serializer/cbor/cbor.go, "w.Write(selfDescribedCBOR)"). 1.33 buffers a first write of up to 4
+// bytes ("firstWriteStreamingThresholdBytes = 4").
 func TestCBORRun(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("make bench measures through /proc: Linux only")
@@ -98,27 +116,32 @@ func TestCBORRun(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Results) != 4 {
-		t.Fatalf("%d results, want 2 cases × 2 modes", len(rep.Results))
+	if len(rep.Results) != 10 {
+		t.Fatalf("%d results, want 5 cases × 2 modes", len(rep.Results))
 	}
+	protobuf := "application/vnd.kubernetes.protobuf"
 	for _, r := range rep.Results {
 		where := r.Case + " " + string(r.Mode)
-		want := map[string][]string{"widgets-json": {"application/json"}, "widgets-cbor": {"application/cbor", "application/cbor-seq"}}[r.Case]
-		if r.Mode == Streaming && r.Case == "widgets-cbor" {
+		encoding := r.Case[strings.Index(r.Case, "-")+1:]
+		want := map[string][]string{"json": {"application/json"}, "protobuf": {protobuf}, "cbor": {"application/cbor", "application/cbor-seq"}}[encoding]
+		if r.Mode == Streaming && encoding == "cbor" {
 			want = []string{"application/cbor-seq"} // one watch, no LIST
 		}
 		if !slices.Equal(r.ContentTypes, want) || r.Requests < 2 || r.Bytes < 2*300*1024 {
-			t.Errorf("%s: content types %v, %d requests, %d bytes; want %v and both informers' 300 Widgets", where, r.ContentTypes, r.Requests, r.Bytes, want)
+			t.Errorf("%s: content types %v, %d requests, %d bytes; want %v and both informers' 300 objects", where, r.ContentTypes, r.Requests, r.Bytes, want)
 		}
 		if r.Mode != List {
 			continue
 		}
-		// The LISTs (about 350 KB each): gzipped in JSON, and in CBOR from 1.33 on.
-		if gzipped := r.WireBytes < r.Bytes; gzipped != (r.Case == "widgets-json" || cborGzipped) {
+		// The LISTs (about 350 KB each): gzipped in JSON and protobuf, and in CBOR from 1.33 on.
+		if gzipped := r.WireBytes < r.Bytes; gzipped != (encoding != "cbor" || cborGzipped) {
 			t.Errorf("%s: %d bytes on the wire, %d received: gzipped %v", where, r.WireBytes, r.Bytes, gzipped)
 		}
 	}
-	if !strings.Contains(stdout.String(), "== application/cbor against application/json, K=2 ==") {
-		t.Errorf("the terminal has no CBOR table:\n%s", stdout.String())
+	for _, table := range []string{"== ConfigMaps in application/json, application/vnd.kubernetes.protobuf, application/cbor, K=2 ==",
+		"== Widgets in application/json, application/cbor, K=2 =="} {
+		if !strings.Contains(stdout.String(), table) {
+			t.Errorf("the terminal has no table %q:\n%s", table, stdout.String())
+		}
 	}
 }

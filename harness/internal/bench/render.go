@@ -144,23 +144,31 @@ func CaseTable(results []Result, server string, c Case, ks []int) string {
 	return Table(header, rows)
 }
 
-// EncodingTable compares two cases of the same objects in two encodings at k, per server and
-// mode: a's median / b's, and the ratio b/a.
-func EncodingTable(results []Result, serverNames []string, a, b Case, k int) string {
-	header := []string{"kube-apiserver", "mode"}
+// EncodingTable is one resource in several encodings at k (an encodingGroup's cases, the first
+// the base): per server, mode and encoding, each metric's median and its ratio to the base's.
+func EncodingTable(results []Result, serverNames []string, cases []Case, k int) string {
+	base := cases[0]
+	header := []string{"kube-apiserver", "mode", "encoding"}
 	for _, m := range RatioMetrics {
-		header = append(header, m.Short, "ratio")
+		header = append(header, m.Short, "×"+shortMedia(base.Encoding))
 	}
 	var rows [][]string
 	for _, sv := range serverNames {
 		for _, mode := range Modes {
-			pa, pb := Point{sv, a.Name, k, mode, false}, Point{sv, b.Name, k, mode, false}
-			row := []string{sv, mode.Title()}
-			for _, m := range RatioMetrics {
-				sa, sb := pa.Summarize(results, m.Metric), pb.Summarize(results, m.Metric)
-				row = append(row, fmtMedian(sa, m.Decimals)+" / "+fmtMedian(sb, m.Decimals), RatioCell(sb, sa, m.Metric))
+			pb := Point{sv, base.Name, k, mode, false}
+			for _, c := range cases {
+				pc := Point{sv, c.Name, k, mode, false}
+				row := []string{sv, mode.Title(), shortMedia(c.Encoding)}
+				for _, m := range RatioMetrics {
+					sb, sc := pb.Summarize(results, m.Metric), pc.Summarize(results, m.Metric)
+					ratio := strings.Replace(RatioCell(sc, sb, m.Metric), "LIST", shortMedia(base.Encoding), 1)
+					if c.Name == base.Name {
+						ratio = ""
+					}
+					row = append(row, fmtMedian(sc, m.Decimals), ratio)
+				}
+				rows = append(rows, row)
 			}
-			rows = append(rows, row)
 		}
 	}
 	return Table(header, rows)

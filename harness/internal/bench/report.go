@@ -14,7 +14,6 @@ import (
 
 	"informer-lab/compare/findings"
 	"informer-lab/harness/internal/cli"
-	"informer-lab/record"
 )
 
 // overheadMode is the mode of the overhead point (wire logging on and off).
@@ -22,6 +21,16 @@ const overheadMode = Streaming
 
 // DocsResults is the results.json of the run docs/bench.md shows, kept in docs/.
 const DocsResults = "bench-results.json"
+
+// docPage is the page -docs writes for a run of cases, and its results.json in docs/:
+// docs/bench.md, or docs/encodings.md for a run of the cbor cases alone (-cases cbor), so that
+// each can be measured again without the other.
+func docPage(cases []Case) (page, results string) {
+	if len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return c.Encoding == "" }) {
+		return "encodings.md", "encodings-results.json"
+	}
+	return "bench.md", DocsResults
+}
 
 // docPlot names a case's plot in docs/.
 func docPlot(c Case) string { return "bench-" + c.Name + ".svg" }
@@ -33,12 +42,13 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 	for _, c := range rep.Cases {
 		files[filepath.Join(runDir, plot(c))] = caseSVG(*rep, c)
 	}
+	page, results := docPage(rep.Cases)
 	if o.docs {
 		dir := filepath.Join(o.root, "docs")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		files[filepath.Join(dir, "bench.md")] = Doc(*rep, docPlot)
+		files[filepath.Join(dir, page)] = Doc(*rep, docPlot)
 		for _, c := range rep.Cases {
 			files[filepath.Join(dir, docPlot(c))] = caseSVG(*rep, c)
 		}
@@ -52,12 +62,10 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 		return err
 	}
 	if o.docs { // the doc's numbers, beside it: TestDocsAreTheirResults renders them again
-		if err := writeJSON(filepath.Join(o.root, "docs", DocsResults), rep); err != nil {
+		if err := writeJSON(filepath.Join(o.root, "docs", results), rep); err != nil {
 			return err
 		}
-	}
-	if o.docs {
-		say("wrote docs/bench.md and its plots")
+		say("wrote docs/%s, docs/%s and its plots", page, results)
 	}
 	return nil
 }
@@ -129,8 +137,8 @@ func Terminal(rep Report) string {
 			fmt.Fprintf(&b, "\n== %s, K=%d, across servers ==\n%s", c, rep.maxK(c), RatioTable(rep.Results, names, c, rep.maxK(c)))
 		}
 	}
-	if js, cb, ok := rep.encodings(); ok {
-		fmt.Fprintf(&b, "\n== %s against %s, K=%d ==\n%s", cb.Encoding, js.Encoding, rep.maxK(cb), EncodingTable(rep.Results, rep.measuredOn(cb), js, cb, rep.maxK(cb)))
+	for _, g := range rep.encodings() {
+		fmt.Fprintf(&b, "\n== %s, K=%d ==\n%s", g.title(), g.k, EncodingTable(rep.Results, g.servers, g.cases, g.k))
 	}
 	if overhead {
 		overheadTable()
@@ -139,18 +147,47 @@ func Terminal(rep Report) string {
 	return b.String()
 }
 
-// encodings returns the run's two Widget cases, JSON and CBOR, when it measured both.
-func (rep Report) encodings() (js, cb Case, ok bool) {
-	var hasJSON, hasCBOR bool
+// encodingGroup is the cases of one resource in several encodings (the cbor cases), the first
+// the one the others are compared with (JSON), and the servers that measured the last (CBOR).
+type encodingGroup struct {
+	cases   []Case
+	servers []string
+	k       int
+}
+
+func (g encodingGroup) title() string {
+	var es []string
+	for _, c := range g.cases {
+		es = append(es, c.Encoding)
+	}
+	return fmt.Sprintf("%s in %s", nounOf(g.cases[0].Resource), strings.Join(es, ", "))
+}
+
+// encodings groups the run's cases with an Encoding by resource, in their order: each group
+// whose last case was measured somewhere, compared on the servers that measured it.
+func (rep Report) encodings() []encodingGroup {
+	var gs []encodingGroup
+	at := map[string]int{}
 	for _, c := range rep.Cases {
-		switch c.Kind {
-		case record.KindDynamicCRD:
-			js, hasJSON = c, true
-		case record.KindCBOR:
-			cb, hasCBOR = c, len(rep.measuredOn(c)) > 0
+		if c.Encoding == "" {
+			continue
+		}
+		i, ok := at[c.Resource]
+		if !ok {
+			i, at[c.Resource] = len(gs), len(gs)
+			gs = append(gs, encodingGroup{})
+		}
+		gs[i].cases = append(gs[i].cases, c)
+	}
+	var measured []encodingGroup
+	for _, g := range gs {
+		last := g.cases[len(g.cases)-1]
+		if g.servers = rep.measuredOn(last); len(g.cases) > 1 && len(g.servers) > 0 {
+			g.k = rep.maxK(last)
+			measured = append(measured, g)
 		}
 	}
-	return js, cb, hasJSON && hasCBOR
+	return measured
 }
 
 func overheadPoint(rep Report) (server string, k int, ok bool) {
@@ -239,12 +276,15 @@ func Doc(rep Report, plot func(Case) string) string {
 		}
 		p("%s\n![%s](%s)\n\n", RatioTable(rep.Results, rep.measuredOn(c), c, k), esc(c.String()), plot(c))
 	}
-	if js, cb, ok := rep.encodings(); ok {
-		k := rep.maxK(cb)
-		p("### %s against %s, K=%d\n\n", cb.Encoding, js.Encoding, k)
-		p("The same Widgets (the lab's custom resource, lab/crd) watched by dynamic informers in %s and in %s (the lab's cbor kind, which turns client-go's ClientsAllowCBOR and ClientsPreferCBOR on), on each server with %s; protobuf is not measured here. ", js.Encoding, cb.Encoding, cb.Gate)
-		p("Each cell is %s's median / %s's, then *ratio*, %s's over %s's (below 1: %s costs less).\n\n", js.Encoding, cb.Encoding, cb.Encoding, js.Encoding, cb.Encoding)
-		p("%s\n", EncodingTable(rep.Results, rep.measuredOn(cb), js, cb, k))
+	for _, g := range rep.encodings() {
+		base := g.cases[0]
+		p("### %s, K=%d\n\n", g.title(), g.k)
+		p("The same %d %s watched by %d informers at once in each encoding, on each server with %s. ", base.Objects, nounOf(base.Resource), g.k, g.cases[len(g.cases)-1].Gate)
+		for _, c := range g.cases {
+			p("%s: %s. ", c.Encoding, encodingHow(c))
+		}
+		p("Each cell is a median, and *×%s* is its ratio to %s's at the same server and mode (below 1: it costs less).\n\n", shortMedia(base.Encoding), base.Encoding)
+		p("%s\n", EncodingTable(rep.Results, g.servers, g.cases, g.k))
 	}
 
 	p("## Every point, server by server\n\n")
@@ -329,6 +369,13 @@ func docMeasured(p func(string, ...any), rep Report) {
 	p("- Sync time is the lab's own clock: from its record of the server (written just before the informers start) to the last informer's synced record. Requests and bytes come from those synced records' counts. Its resolution is about 100 ms: the lab waits with client-go's `cache.WaitForCacheSync`, which polls `HasSynced` every 100 ms.\n")
 	p("- Bytes on the wire: client-go's transport asks for gzip (`Accept-Encoding: gzip`, added by Go's `http.Transport`) and decompresses below every RoundTripper. The lab's wire (`lab/wire`) adds that same header itself and decompresses as Go would, so the request on the wire is unchanged and it can count both the bytes it took off the connection and the bytes after decompression. HTTP/2 framing and TLS are not counted.\n")
 	p("- Before starting, the harness refuses collections whose estimate (count × (size + 2 KiB) × largest K × a factor) exceeds MemAvailable, instead of letting the kernel kill a process mid-run.\n")
+	if len(rep.encodings()) > 0 {
+		p("- The encoding cases (`-cases cbor`) seed the same objects once per case. A run counts as measured only if every body its informers received came in the case's encoding (parameters such as `;stream=watch` aside, `application/cbor-seq` for a CBOR watch): the lab counts the media types of its 200 responses, and make bench refuses a run that got another.\n")
+	}
+	if page, _ := docPage(rep.Cases); page != "bench.md" {
+		p("\nRegenerate with the command at the top of this page (`SERVERS=` picks the servers; the CBOR cases need servers with %s).\n", cborGate)
+		return
+	}
 	p("\nRegenerate with `make bench ARGS=-docs` (`SERVERS=` picks the servers); `make bench ARGS=-quick` is a check of a few minutes on one server that writes only `out/bench-<timestamp>/`.\n")
 }
 

@@ -32,6 +32,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -131,6 +132,7 @@ type bed struct {
 	cp         *controlplane.ControlPlane
 	cs         kubernetes.Interface
 	widgets    *mutator.Target // seeds and removes Widgets
+	dyn        dynamic.Interface
 	apiPID     int
 	bin        string
 	kubeconfig string
@@ -255,7 +257,10 @@ func measureServer(ctx context.Context, sv servers.Server, cases []Case, o optio
 	if b.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return info, nil, err
 	}
-	if b.widgets, err = mutator.TargetFor(cfg, record.KindDynamicCRD); err != nil {
+	if b.widgets, err = mutator.TargetFor(cfg, mutator.Widgets); err != nil {
+		return info, nil, err
+	}
+	if b.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		return info, nil, err
 	}
 	if slices.ContainsFunc(cases, func(c Case) bool { return c.Resource == record.CRDResource }) {
@@ -438,6 +443,11 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 			return r, err
 		}
 	}
+	if c.Resource == record.CRDResource {
+		if err := b.widgetCacheReady(ctx, ns); err != nil {
+			return r, err
+		}
+	}
 	_, settled, err := b.settle(ctx)
 	if err != nil {
 		return r, err
@@ -467,10 +477,11 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 	name := fmt.Sprintf("%s-%s-k%02d-%s-%d", b.slug, label, k, m, rep)
 	args := []string{"-kubeconfig", b.kubeconfig, "-records", "-", "-name", labModule, "-namespace", ns,
 		"-informers", fmt.Sprint(k), "-watch-list", m.Gate()}
-	if c.Kind == "" {
-		args = append(args, "-resource", c.Resource)
-	} else {
+	if c.Kind != "" {
 		args = append(args, "-kind", c.Kind)
+	}
+	if c.Resource != record.CRDResource { // the Widgets are the dynamic kinds' own
+		args = append(args, "-resource", c.Resource)
 	}
 	if logged {
 		name += "-logged"
@@ -613,6 +624,23 @@ func (b *bed) restart(ctx context.Context) error {
 		return err
 	}
 	b.apiPID = pid
+	return nil
+}
+
+// widgetCacheReady returns once kube-apiserver's watch cache of the Widgets takes a watch. The
+// first request for a custom resource after a (re)start creates its storage and its cache,
+// which answers every watch with 429 until it has listed etcd
+// (k8s.io/apiserver@v0.32.13 pkg/storage/cacher/cacher.go, errors.NewTooManyRequests("storage is (re)initializing", 1)):
+// without this, each informer of a run on a fresh process waited out a Retry-After of 1 s,
+// which the caches of built-in resources, started with the server, never cost. One watch from
+// resourceVersion 0 does it: client-go's REST client retries it after the Retry-After.
+func (b *bed) widgetCacheReady(ctx context.Context, ns string) error {
+	timeout := int64(1)
+	w, err := b.dyn.Resource(mutator.Widgets).Namespace(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: "0", TimeoutSeconds: &timeout})
+	if err != nil {
+		return fmt.Errorf("wait for kube-apiserver's watch cache of %s: %w", mutator.Widgets.GroupResource(), err)
+	}
+	w.Stop()
 	return nil
 }
 

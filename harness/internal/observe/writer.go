@@ -41,7 +41,7 @@ func newWriter(ctx context.Context, t *target, dir string) (*writer, error) {
 	w.out.Setup("", record.StepServer, t.describe, "observed through the recording proxy")
 	cfg := rest.CopyConfig(t.cfg)
 	cfg.Wrap(wire.Wrap(record.TagWriter, w.out))
-	if w.target, err = mutator.TargetFor(cfg, record.KindTypedConfigMaps); err != nil {
+	if w.target, err = mutator.TargetFor(cfg, mutator.ConfigMaps); err != nil {
 		w.close()
 		return nil, err
 	}
