@@ -24,8 +24,20 @@ import (
 	"informer-lab/record"
 )
 
-// The lab module every run starts: client-go v0.32.13, whose -watch-list flag picks the mode.
+// The lab module a run starts (-lab): client-go v0.32.13, whose -watch-list flag picks the mode.
 const labModule = "client-v032"
+
+// cborLabModule is the lab of a run with the cbor cases: client-go v0.37.2. Before v0.36,
+// apimachinery decodes no CBOR array of more than 1024 elements
+// (k8s.io/apimachinery@v0.35.10 pkg/runtime/serializer/cbor/internal/modes/decode.go,
+// "MaxArrayElements: 1024,"; v0.36.6 has "MaxArrayElements: 2147483647,"), and a LIST from the
+// watch cache is one page of every object: with more than 1024 of them, a CBOR LIST→WATCH
+// never syncs (measured: client-v032 on 1.32.13, "cbor: exceeded max number of elements 1024
+// for CBOR array", retried for 5 minutes).
+const cborLabModule = "client-v037"
+
+// cborArrayLimit is the most elements a CBOR array may have for apimachinery before v0.36.
+const cborArrayLimit = 1024
 
 // Mode is how the informers sync: the WatchListClient gate, off or on.
 type Mode string
@@ -146,6 +158,7 @@ var DefaultServers = "1.32.13,1.33.13,1.33.13:WatchList=true,1.34.4,1.37.2,1.37.
 
 type options struct {
 	root, out, cases              string
+	lab                           string // the lab module: labModule, or cborLabModule for the cbor cases alone
 	from                          string // re-render this run directory's results.json
 	servers                       []servers.Server
 	ks                            []int
@@ -236,7 +249,8 @@ type flagValues struct {
 }
 
 func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
-	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and "+labModule+" (default: found from the working directory)")
+	fs.StringVar(&o.root, "root", "", "repository root, holding go.work and the lab modules (default: found from the working directory)")
+	fs.StringVar(&o.lab, "lab", "", "the lab module every run starts, client-v031 to client-v037 (default "+labModule+"; "+cborLabModule+" when -cases has cbor)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&v.servers, "servers", DefaultServers, "kube-apiservers to measure, one after the other, each on its own etcd: versions X.Y.Z, each optionally with feature gates after a colon (1.37.2:WatchListCompression=false); built from the Go module proxy when missing")
 	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, cbor (ConfigMaps in JSON, protobuf and CBOR, Widgets in JSON and CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+"; -cases cbor -docs writes docs/encodings.md)")
@@ -337,7 +351,7 @@ func (o *options) read(v flagValues) error {
 }
 
 // check refuses values out of range, and cases that -cases does not know.
-func (o options) check(v flagValues) error {
+func (o *options) check(v flagValues) error {
 	switch {
 	case o.repeats < 1:
 		return fmt.Errorf("-repeats must be at least 1, got %d", o.repeats)
@@ -355,6 +369,19 @@ func (o options) check(v flagValues) error {
 	cases, err := o.selected()
 	if err != nil {
 		return err
+	}
+	if o.lab == "" {
+		o.lab = labModule
+		if slices.ContainsFunc(cases, func(c Case) bool { return c.Encoding == mediaCBOR }) {
+			o.lab = cborLabModule
+		}
+	}
+	minor, ok := labMinor(o.lab)
+	switch {
+	case !ok:
+		return fmt.Errorf("-lab must be a lab module, client-v031 to client-v037, got %q", o.lab)
+	case minor < 36 && v.cborCount > cborArrayLimit && slices.ContainsFunc(cases, func(c Case) bool { return c.Encoding == mediaCBOR }):
+		return fmt.Errorf("-lab %s cannot decode a CBOR LIST of more than %d objects (apimachinery before v0.36), got -cbor-count %d: use -lab %s, or -cbor-count %d or less", o.lab, cborArrayLimit, v.cborCount, cborLabModule, cborArrayLimit)
 	}
 	for _, c := range cases {
 		if !slices.ContainsFunc(o.servers, c.On) {
@@ -414,4 +441,10 @@ func (o options) maxK() int {
 		m = max(m, k)
 	}
 	return m
+}
+
+// labMinor is a lab module's client-go minor version: 37 for client-v037.
+func labMinor(lab string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimPrefix(lab, "client-v0"))
+	return n, strings.HasPrefix(lab, "client-v0") && err == nil && n >= 31 && n <= 37
 }

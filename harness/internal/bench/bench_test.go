@@ -391,40 +391,55 @@ func TestTerminalOverheadOnly(t *testing.T) {
 	}
 }
 
-// TestDocsAreTheirResults: docs/bench.md and its plots are what this build renders from the
-// real run's results, kept beside them (written by make bench ARGS=-docs).
+// TestDocsAreTheirResults: docs/bench.md, docs/encodings.md and their plots are what this build
+// renders from the real runs' results, kept beside them (written by make bench ARGS=-docs and
+// ARGS="-cases cbor -docs").
 func TestDocsAreTheirResults(t *testing.T) {
 	docs := filepath.Join("..", "..", "..", "docs")
-	raw, err := os.ReadFile(filepath.Join(docs, DocsResults))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep Report
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		t.Fatal(err)
-	}
-	rep.upgrade()
-	if len(rep.Servers) < 2 || len(rep.Results) == 0 || rep.Quick {
-		t.Fatalf("docs/%s: %d servers, %d results, quick %v: not a full run", DocsResults, len(rep.Servers), len(rep.Results), rep.Quick)
-	}
-	want := map[string]string{"bench.md": Doc(rep, docPlot)}
-	for _, c := range rep.Cases {
-		want[docPlot(c)] = caseSVG(rep, c)
-	}
-	for name, text := range want {
-		got, err := os.ReadFile(filepath.Join(docs, name))
+	for _, results := range []string{DocsResults, "encodings-results.json"} {
+		raw, err := os.ReadFile(filepath.Join(docs, results))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(got) != text {
-			t.Errorf("docs/%s is not what docs/%s renders: run make bench ARGS=\"-docs -from <its run directory>\" (or a new run)", name, DocsResults)
+		var rep Report
+		if err := json.Unmarshal(raw, &rep); err != nil {
+			t.Fatal(err)
 		}
-	}
-	// Spot checks against the run itself: 16 informers on 1.32.13 each took the whole
-	// Secrets collection, and LIST→WATCH made two requests per informer.
-	for _, r := range rep.Results {
-		if r.Server == "1.32.13" && r.Case == "secrets" && r.K == 16 && r.Mode == List && (r.Bytes < 16*400*760000 || r.Requests < 16) {
-			t.Errorf("1.32.13 secrets LIST→WATCH run %d: %d bytes, %d requests", r.Rep, r.Bytes, r.Requests)
+		rep.upgrade()
+		if len(rep.Servers) < 2 || len(rep.Results) == 0 || rep.Quick {
+			t.Fatalf("docs/%s: %d servers, %d results, quick %v: not a full run", results, len(rep.Servers), len(rep.Results), rep.Quick)
+		}
+		page, own := docPage(rep.Cases)
+		if own != results {
+			t.Fatalf("docs/%s holds a run whose page keeps its results in %s", results, own)
+		}
+		want := map[string]string{page: Doc(rep, docPlot)}
+		for _, c := range rep.Cases {
+			want[docPlot(c)] = caseSVG(rep, c)
+		}
+		for name, text := range want {
+			got, err := os.ReadFile(filepath.Join(docs, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != text {
+				t.Errorf("docs/%s is not what docs/%s renders: run make bench ARGS=\"-docs -from <its run directory>\" (or a new run)", name, results)
+			}
+		}
+		// Spot checks against the runs themselves: 16 informers on 1.32.13 each took the whole
+		// Secrets collection, and LIST→WATCH made two requests per informer; every encoding
+		// case's informers got their bodies in its encoding alone.
+		for _, r := range rep.Results {
+			if r.Server == "1.32.13" && r.Case == "secrets" && r.K == 16 && r.Mode == List && (r.Bytes < 16*400*760000 || r.Requests < 16) {
+				t.Errorf("1.32.13 secrets LIST→WATCH run %d: %d bytes, %d requests", r.Rep, r.Bytes, r.Requests)
+			}
+			for _, c := range rep.Cases {
+				if c.Name == r.Case && c.Encoding != "" {
+					if err := c.checkEncoding(r.ContentTypes); err != nil {
+						t.Errorf("docs/%s: %s run %d on %s: %v", results, r.Case, r.Rep, r.Server, err)
+					}
+				}
+			}
 		}
 	}
 }

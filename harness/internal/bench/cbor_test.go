@@ -44,6 +44,26 @@ func TestParseFlagsCBOR(t *testing.T) {
 	if page, _ := docPage(append(cs, o.small)); page != "bench.md" {
 		t.Errorf("-cases small,cbor -docs writes %s; want bench.md", page)
 	}
+	// The lab: client-go v0.37.2 when the cbor cases run, since before v0.36 a CBOR LIST of more
+	// than 1024 objects never decodes; an older lab only with fewer objects.
+	if o.lab != cborLabModule {
+		t.Errorf("-cases cbor runs lab %s; want %s", o.lab, cborLabModule)
+	}
+	for _, tc := range []struct{ args, lab, err string }{
+		{"-cases small", labModule, ""},
+		{"-cases cbor -lab client-v032 -cbor-count 1024", "client-v032", ""},
+		{"-cases cbor -lab client-v035", "", "-lab client-v035 cannot decode a CBOR LIST of more than 1024 objects (apimachinery before v0.36), got -cbor-count 10000: use -lab client-v037, or -cbor-count 1024 or less"},
+		{"-cases cbor -lab client-v036", "client-v036", ""},
+		{"-lab client-v030", "", `-lab must be a lab module, client-v031 to client-v037, got "client-v030"`},
+	} {
+		o, err := parseFlags(append(strings.Fields(tc.args), "-servers", "1.37.2:CBORServingAndStorage=true", "-root", "/r"), io.Discard)
+		switch {
+		case tc.err == "" && (err != nil || o.lab != tc.lab):
+			t.Errorf("%s: lab %s, %v; want lab %s", tc.args, o.lab, err, tc.lab)
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("%s: %v; want %q", tc.args, err, tc.err)
+		}
+	}
 	_, err = parseFlags([]string{"-cases", "small,cbor", "-servers", "1.37.2", "-root", "/r"}, io.Discard)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "-servers 1.37.2:CBORServingAndStorage=true") {
 		t.Errorf("-cases cbor without a CBOR server: %v; want one line naming the server to add", err)

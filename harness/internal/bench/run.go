@@ -88,6 +88,7 @@ type Report struct {
 	Args              []string // the command line's flags, as the doc's header shows them
 	Results           []Result
 	Seeding           map[string]time.Duration // seedingKey(server, case) -> time to create its objects
+	Lab               string                   `json:",omitempty"` // the lab module; "" in runs before -lab: labModule
 }
 
 // ServerInfo is one server of a run, as measured.
@@ -107,6 +108,9 @@ type Versions struct {
 
 // upgrade reads a results.json of a run before the server axis as a run of one server.
 func (rep *Report) upgrade() {
+	if rep.Lab == "" {
+		rep.Lab = labModule
+	}
 	if len(rep.Servers) > 0 || rep.Versions.APIServer == "" {
 		return
 	}
@@ -179,12 +183,12 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	defer os.RemoveAll(tmp) // the kubeconfigs
 
 	// 1. The lab, built outside the workspace so it links its pin.
-	bin, clientGo, err := labproc.Build(ctx, filepath.Join(o.root, labModule))
+	bin, clientGo, err := labproc.Build(ctx, filepath.Join(o.root, o.lab))
 	if err != nil {
 		return runDir, err
 	}
-	rep.Versions = Versions{ClientGo: clientGo, GoHarness: runtime.Version(), GoLab: goVersionOf(bin)}
-	say("built %s (client-go %s)", labModule, clientGo)
+	rep.Lab, rep.Versions = o.lab, Versions{ClientGo: clientGo, GoHarness: runtime.Version(), GoLab: goVersionOf(bin)}
+	say("built %s (client-go %s)", o.lab, clientGo)
 
 	// 2. Each server in turn, on its own etcd; each case seeded into it, measured, removed.
 	total := 0
@@ -475,7 +479,7 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 	}()
 
 	name := fmt.Sprintf("%s-%s-k%02d-%s-%d", b.slug, label, k, m, rep)
-	args := []string{"-kubeconfig", b.kubeconfig, "-records", "-", "-name", labModule, "-namespace", ns,
+	args := []string{"-kubeconfig", b.kubeconfig, "-records", "-", "-name", b.o.lab, "-namespace", ns,
 		"-informers", fmt.Sprint(k), "-watch-list", m.Gate()}
 	if c.Kind != "" {
 		args = append(args, "-kind", c.Kind)
@@ -489,7 +493,7 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 		args = append(args, "-quiet")
 	}
 	start := time.Now()
-	p, err := labproc.StartSetups(labModule, b.bin, args, filepath.Join(b.runDir, "runs", name+".jsonl"), filepath.Join(b.runDir, "runs", name+".stderr"))
+	p, err := labproc.StartSetups(b.o.lab, b.bin, args, filepath.Join(b.runDir, "runs", name+".jsonl"), filepath.Join(b.runDir, "runs", name+".stderr"))
 	if err != nil {
 		return r, err
 	}
