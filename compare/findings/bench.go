@@ -79,9 +79,10 @@ var benchMetrics = []benchMetric{
 	{matrix.MoreCPU, "CPU seconds", func(r BenchRun) float64 { return r.APICPUMillis / 1000 }},
 }
 
-// costRatio is how many times LIST→WATCH's median streaming's must be, at a point where every
-// streaming run also costs more than every LIST→WATCH run, for streaming to cost more.
-const costRatio = 1.2
+// CostRatio is how many times one set of runs' median the other's must be, every run of the
+// other also above every run of the one, for the other to cost more (Costlier): streaming
+// against LIST→WATCH here, an encoding against JSON in make bench's encodings page.
+const CostRatio = 1.2
 
 // point is one server, case and K of make bench, measured with the gate off (LIST→WATCH) and on.
 type point struct {
@@ -121,14 +122,26 @@ func median(xs []float64) float64 {
 }
 
 // costlier says how streaming costs more of m at p than LIST→WATCH: its median at least
-// costRatio times theirs, and every streaming run above every LIST→WATCH run.
+// CostRatio times theirs, and every streaming run above every LIST→WATCH run.
 func (b *Bench) costlier(p point, m benchMetric) (string, bool) {
 	s, l := b.values(p, m, true), b.values(p, m, false)
-	if len(s) == 0 || len(l) == 0 || median(l) <= 0 || median(s) < costRatio*median(l) || s[0] <= l[len(l)-1] {
+	if _, ok := Costlier(s, l); !ok {
 		return "", false
 	}
 	return fmt.Sprintf("K=%d: %.1f %s streaming, %.1f with LIST→WATCH (%.2f×; medians of %d and %d runs, every streaming run above every LIST→WATCH run)",
 		p.k, median(s), m.unit, median(l), median(s)/median(l), len(s), len(l)), true
+}
+
+// Costlier reports whether the runs xs cost more than the runs ys, by the rule of every finding
+// of make bench: the median of xs at least CostRatio times that of ys, and every x above every
+// y. It returns the ratio of the medians.
+func Costlier(xs, ys []float64) (float64, bool) {
+	xs, ys = slices.Sorted(slices.Values(xs)), slices.Sorted(slices.Values(ys))
+	if len(xs) == 0 || len(ys) == 0 || median(ys) <= 0 {
+		return 0, false
+	}
+	r := median(xs) / median(ys)
+	return r, r >= CostRatio && xs[0] > ys[len(ys)-1]
 }
 
 // Hits are the points where streaming costs kube-apiserver more than LIST→WATCH. The setup is

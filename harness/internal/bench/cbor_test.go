@@ -165,3 +165,29 @@ func TestCBORRun(t *testing.T) {
 		}
 	}
 }
+
+// An encoding costs more or less than JSON only by the findings' rule: a median 1.2 times as
+// high (or low), and no run of the one inside the range of the other.
+func TestEncodingFindings(t *testing.T) {
+	cs := encodingCases(1, 1, 1)[:3]
+	var results []Result
+	add := func(c Case, m Mode, peaks ...int64) {
+		for i, p := range peaks {
+			results = append(results, Result{Server: "1.34.4", Case: c.Name, K: 1, Mode: m, Rep: i + 1, APIPeakHWM: p << 20, APICPUMillis: 1000})
+		}
+	}
+	add(cs[0], List, 100, 110, 120)
+	add(cs[1], List, 100, 112, 125) // protobuf: the same
+	add(cs[2], List, 200, 210, 220) // cbor: 1.91×, every run above
+	add(cs[0], Streaming, 100, 110, 120)
+	add(cs[1], Streaming, 80, 90, 121) // a median 0.82× of json's, one run inside json's range
+	add(cs[2], Streaming, 50, 55, 60)  // cbor: 0.5×, every run below
+	got := EncodingFindings(results, []string{"1.34.4"}, cs, 1)
+	want := []string{
+		"1.34.4, LIST→WATCH: cbor costs more, kube-apiserver's peak 1.91× (× json's).",
+		"1.34.4, streaming: cbor costs less, kube-apiserver's peak 0.50× (× json's).",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("EncodingFindings:\n%q\nwant\n%q", got, want)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"informer-lab/compare/findings"
 )
 
 // Metric is one measured quantity of a run, as tables and plots show it.
@@ -76,14 +78,54 @@ type Point struct {
 }
 
 // Summarize returns m's summary over the runs of p.
-func (p Point) Summarize(results []Result, m Metric) Summary {
+func (p Point) Summarize(results []Result, m Metric) Summary { return Summarize(p.Values(results, m)) }
+
+// Values are m of every run at p.
+func (p Point) Values(results []Result, m Metric) []float64 {
 	var xs []float64
 	for _, r := range results {
 		if r.Server == p.Server && r.Case == p.Case && r.K == p.K && r.Mode == p.Mode && r.Logged == p.Logged {
 			xs = append(xs, m.Of(r))
 		}
 	}
-	return Summarize(xs)
+	return xs
+}
+
+// EncodingFindings are what an encoding group's runs show against its base (JSON), by the rule
+// of make bench's findings (findings.Costlier): per server and mode, each encoding whose
+// kube-apiserver peak, CPU or bytes on the wire cost more or less than the base's.
+func EncodingFindings(results []Result, serverNames []string, cases []Case, k int) []string {
+	base := cases[0]
+	var out []string
+	for _, sv := range serverNames {
+		for _, mode := range Modes {
+			var parts []string
+			for _, c := range cases[1:] {
+				var more, less []string
+				for _, m := range []struct {
+					Metric
+					name string
+				}{{APIPeak, "kube-apiserver's peak"}, {APICPU, "its CPU"}, {OnWire, "bytes on the wire"}} {
+					xs, ys := Point{sv, c.Name, k, mode, false}.Values(results, m.Metric), Point{sv, base.Name, k, mode, false}.Values(results, m.Metric)
+					if r, ok := findings.Costlier(xs, ys); ok {
+						more = append(more, fmt.Sprintf("%s %s", m.name, FormatRatio(r)))
+					} else if r, ok := findings.Costlier(ys, xs); ok {
+						less = append(less, fmt.Sprintf("%s %s", m.name, FormatRatio(1/r)))
+					}
+				}
+				if len(more) > 0 {
+					parts = append(parts, fmt.Sprintf("%s costs more, %s", shortMedia(c.Encoding), strings.Join(more, ", ")))
+				}
+				if len(less) > 0 {
+					parts = append(parts, fmt.Sprintf("%s costs less, %s", shortMedia(c.Encoding), strings.Join(less, ", ")))
+				}
+			}
+			if len(parts) > 0 {
+				out = append(out, fmt.Sprintf("%s, %s: %s (× %s's).", sv, mode.Title(), strings.Join(parts, "; "), shortMedia(base.Encoding)))
+			}
+		}
+	}
+	return out
 }
 
 // Table renders rows as a markdown table padded to line up in a terminal too.

@@ -139,6 +139,9 @@ func Terminal(rep Report) string {
 	}
 	for _, g := range rep.encodings() {
 		fmt.Fprintf(&b, "\n== %s, K=%d ==\n%s", g.title(), g.k, EncodingTable(rep.Results, g.servers, g.cases, g.k))
+		for _, f := range EncodingFindings(rep.Results, g.servers, g.cases, g.k) {
+			fmt.Fprintf(&b, "- %s\n", f)
+		}
 	}
 	if overhead {
 		overheadTable()
@@ -285,6 +288,11 @@ func Doc(rep Report, plot func(Case) string) string {
 		}
 		p("Each cell is a median, and *×%s* is its ratio to %s's at the same server and mode (below 1: it costs less).\n\n", shortMedia(base.Encoding), base.Encoding)
 		p("%s\n", EncodingTable(rep.Results, g.servers, g.cases, g.k))
+		p("What the runs show: an encoding costs more (or less) than %s where its median is at least %.1f times %s's (or at most 1/%.1f), every run of the one above every run of the other (the rule of the findings below).\n\n", shortMedia(base.Encoding), findings.CostRatio, shortMedia(base.Encoding), findings.CostRatio)
+		for _, f := range EncodingFindings(rep.Results, g.servers, g.cases, g.k) {
+			p("- %s\n", f)
+		}
+		p("\n")
 	}
 
 	p("## Every point, server by server\n\n")
