@@ -49,7 +49,7 @@ type Options struct {
 	// Logged, if set, returns once the wire has logged the events the informer has read
 	// (wire.Counters.CaughtUp): a HANDLER record then follows its WATCH-EVENT in the log.
 	Logged   func()
-	Resource string // "" for the kind's own (Watches); record.ResourceSecrets for the typed kind, record.ResourceConfigMaps for any
+	Resource string // "" for the kind's own (mutator.Watched); record.ResourceSecrets for the typed kind, record.ResourceConfigMaps for any
 	// Discovery is the config controller-runtime's REST mapper discovers with: its requests are
 	// not the informer's, and stay off its tag.
 	Discovery *rest.Config
