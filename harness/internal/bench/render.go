@@ -26,18 +26,23 @@ type Metric struct {
 // nothing to a few MiB, whatever it allocated.
 const noiseMiB = 16
 
-// RatioCell is the ratio cell of m: streaming's median over LIST→WATCH's, "both ≈0" when
-// both are below m's floor, "LIST ≈0" when only LIST→WATCH's is (no ratio to speak of).
+// RatioCell is the ratio cell of m: streaming's median over LIST→WATCH's (ratioCell).
 func RatioCell(streaming, list Summary, m Metric) string {
+	return ratioCell(streaming, list, m, "LIST")
+}
+
+// ratioCell is x's median over base's, "both ≈0" when both are below m's floor, and "<base> ≈0"
+// when only base's is (no ratio to speak of).
+func ratioCell(x, base Summary, m Metric, baseName string) string {
 	switch {
-	case streaming.N == 0 || list.N == 0:
+	case x.N == 0 || base.N == 0:
 		return "n/a"
-	case list.Median < m.Floor && streaming.Median < m.Floor:
+	case base.Median < m.Floor && x.Median < m.Floor:
 		return "both ≈0"
-	case list.Median < m.Floor:
-		return "LIST ≈0"
+	case base.Median < m.Floor:
+		return baseName + " ≈0"
 	}
-	return FormatRatio(Ratio(streaming, list))
+	return FormatRatio(Ratio(x, base))
 }
 
 // The metrics the tables show.
@@ -203,7 +208,7 @@ func EncodingTable(results []Result, serverNames []string, cases []Case, k int) 
 				row := []string{sv, mode.Title(), shortMedia(c.Encoding)}
 				for _, m := range RatioMetrics {
 					sb, sc := pb.Summarize(results, m.Metric), pc.Summarize(results, m.Metric)
-					ratio := strings.Replace(RatioCell(sc, sb, m.Metric), "LIST", shortMedia(base.Encoding), 1)
+					ratio := ratioCell(sc, sb, m.Metric, shortMedia(base.Encoding))
 					if c.Name == base.Name {
 						ratio = ""
 					}
