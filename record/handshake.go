@@ -184,9 +184,8 @@ func IsExpired(r Record) bool {
 
 // WriteKey names the watch event a write must cause: type, object and, when its record has
 // it, rv. A watcher delivered the write when one of its events has the same key (EventKeys).
-// The writer records every write's rv, a DELETE's too (lab/mutator's Apply reads it from the
-// deleted object the apiserver answers with); a record without one (a log written before the
-// writer recorded a deletion's rv, or a DELETE whose answer did not parse) has a key without.
+// A DELETE's record has no rv where the apiserver answered with a Status instead of the deleted
+// object (ConfigMaps, custom resources: lab/mutator's Apply): its key has none either.
 func WriteKey(w Record) string {
 	k := EventFor(w.Event) + " " + w.Namespace + "/" + w.Name
 	if w.RV != "" {

@@ -21,6 +21,10 @@ type Request struct {
 	Watch bool
 	// Stream: a watch that asks for the initial events (sendInitialEvents=true): a streaming list.
 	Stream bool
+	// Exact: a read of one resourceVersion exactly (resourceVersionMatch=Exact), which
+	// kube-apiserver serves from etcd: what client-go's inconsistency detectors read to compare
+	// with a sync, never an informer's own LIST.
+	Exact bool
 }
 
 // ClassifyRequest reads a request's path and raw query.
@@ -30,6 +34,7 @@ func ClassifyRequest(path, rawQuery string) Request {
 	group, rest, watchPath, ok := splitPath(path)
 	r.Watch = queryBool(q, "watch") || watchPath
 	r.Stream = r.Watch && queryBool(q, "sendInitialEvents")
+	r.Exact = q.Get("resourceVersionMatch") == "Exact"
 	if !ok {
 		r.Resource = TagNoResource
 		return r

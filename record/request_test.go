@@ -20,6 +20,8 @@ func TestClassifyRequest(t *testing.T) {
 		{"/api/v1/namespaces/default/pods/p/log", "", Request{Resource: "pods/log"}},
 		{"/api/v1/namespaces/default", "", Request{Resource: "namespaces"}},
 		{"/apis/apps/v1/deployments", "", Request{Resource: "apps/deployments", Collection: true}},
+		// client-go's inconsistency detector reading the rv an informer synced at, from etcd.
+		{"/api/v1/namespaces/ns/configmaps", "resourceVersion=704&resourceVersionMatch=Exact", Request{Resource: "configmaps", Collection: true, Exact: true}},
 		{"/version", "", Request{Resource: TagNoResource}},
 		{"/apis", "", Request{Resource: TagNoResource}},
 	} {

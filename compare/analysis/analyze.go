@@ -411,7 +411,7 @@ func (rep *Report) judgeCache(lr *LabReport, iv InformerVerdict, cache *record.R
 	if rep.FreshList == nil || (rep.scenario().Check == record.CheckFault && !iv.Synced) || rep.waitedFor(iv) {
 		return
 	}
-	lr.Caches[iv.Tag] = cacheDiff(cache, rep.FreshList)
+	lr.Caches[iv.Tag] = CacheDiff(cache, rep.FreshList)
 	if lr.Caches[iv.Tag] != "" {
 		fail("%s: cache at stop differs from a fresh LIST: %s", iv.Tag, lr.Caches[iv.Tag])
 	}
@@ -436,9 +436,9 @@ func (rep *Report) steadyWatcher(tag string, steady []record.Record, h Handshake
 	return watcher(tag, rest, rep.Writes, steady[end].RV)
 }
 
-// cacheDiff says how an informer's cache at stop differs from the server's LIST ("" = same
+// CacheDiff says how an informer's cache at stop differs from the server's LIST ("" = same
 // objects with the same rvs): a difference is lost or stale data.
-func cacheDiff(cache, list *record.Record) string {
+func CacheDiff(cache, list *record.Record) string {
 	if cache == nil {
 		return "the lab did not report its cache (it did not stop cleanly)"
 	}
@@ -464,13 +464,11 @@ func cacheDiff(cache, list *record.Record) string {
 	return strings.Join(diffs, "; ")
 }
 
-// resolveDeleteRVs fills in the rv of each DELETE whose MUTATOR record has none. The writer
-// records a deletion's rv (lab/mutator's Apply reads it from the deleted object the apiserver
-// answers with), so only two kinds of log lack it: those written before it did (compare's
-// committed runs under testdata/runs), and a DELETE whose answer did not parse. The deletion's
-// rv is then on the DELETED events alone: the rv most watchers report is taken; every watcher
-// must then agree with it, which is the claim under test (one write, one rv, on every stream).
-// Returns how many.
+// resolveDeleteRVs fills in the rv of each DELETE whose MUTATOR record has none: kube-apiserver
+// answers a ConfigMap's or a custom resource's DELETE with a Status, not the deleted object, so
+// the writer cannot know it (lab/mutator's Apply). The deletion's rv is then on the DELETED
+// events alone: the rv most watchers report is taken; every watcher must then agree with it,
+// which is the claim under test (one write, one rv, on every stream). Returns how many.
 func resolveDeleteRVs(writes []record.Record, labs []*Lab) int {
 	n := 0
 	for i, wr := range writes {

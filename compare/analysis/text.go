@@ -86,7 +86,7 @@ func (r *Report) writeHeader(w io.Writer) bool {
 	say("labs: %s (baseline: %s)", strings.Join(names, ", "), names[0])
 	fmt.Fprintf(w, "harness writes: %d\n", len(r.Writes))
 	if r.DeleteRVs > 0 {
-		say("(%d DELETE rvs taken from the watchers' DELETED events: the log's DELETE records have none (written before the writer recorded a deletion's rv, or its answer did not parse), so every watcher must agree on it)", r.DeleteRVs)
+		say("(%d DELETE rvs taken from the watchers' DELETED events: kube-apiserver answers a DELETE with a Status, which has no rv, so every watcher must agree on the one most of them report)", r.DeleteRVs)
 	}
 	return true
 }

@@ -202,8 +202,12 @@ func (t *Target) Create(ctx context.Context, obj *unstructured.Unstructured) (st
 	return got.GetResourceVersion(), nil
 }
 
-// Apply makes one write in namespace ns and returns the resourceVersion the apiserver gave it
-// (for a DELETE, the rv of the deletion, which watchers see on their DELETED event).
+// Apply makes one write in namespace ns and returns the resourceVersion the apiserver gave it.
+// For a DELETE that is the deletion's rv, which watchers see on their DELETED event, only where
+// the apiserver answers with the deleted object; it answers a ConfigMap's or a custom
+// resource's with a Status, which has none (k8s.io/apiserver's generic store returns the object
+// only when a resource's storage sets ReturnDeletedObject, and theirs do not): then "", and the
+// deletion's rv is on the watchers' DELETED events alone (compare's resolveDeleteRVs).
 func (t *Target) Apply(ctx context.Context, ns string, s Step) (string, error) {
 	res := t.dyn.Resource(t.GVR).Namespace(ns)
 	switch s.Op {

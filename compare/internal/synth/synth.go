@@ -212,8 +212,8 @@ func (r *Run) handshake(w *watcher) {
 }
 
 // Write makes one harness write and delivers its event to every watcher that is not cut off
-// and not told to miss it. A DELETE's record carries the deletion's rv, as lab/mutator's Apply
-// records it.
+// and not told to miss it. A DELETE's record carries the deletion's rv, which a real writer of
+// ConfigMaps cannot know (lab/mutator's Apply): compare's resolveDeleteRVs fills it in there.
 func (r *Run) Write(event, name string) {
 	rv := r.nextRV()
 	wr := record.Record{Kind: record.Mutator, Tag: record.TagWriter, Event: event, Namespace: "default", Name: name, RV: rv, Tick: r.rv}

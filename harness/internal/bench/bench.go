@@ -84,6 +84,9 @@ type Case struct {
 	// them: a run that got another (a server that did not serve CBOR) is an error, not a
 	// measurement of what it did not measure. "" for any.
 	Encoding string
+	// WriteRate is the writes per second made while the informers sync (-cases writes); 0 for
+	// none. Such a run logs the wire (no -quiet): its check reads every informer's events.
+	WriteRate int `json:",omitempty"`
 }
 
 // nounOf is how tables name a case's resource.
@@ -164,6 +167,9 @@ type options struct {
 	ks                            []int
 	large, small, secrets         Case
 	encodings                     []Case // -cases cbor: encodingCases
+	writes                        []Case // -cases writes: writeCases
+	aloneFor                      time.Duration
+	detectors                     bool // client-go's inconsistency detectors on in the writes runs
 	repeats, workers              int
 	interval, syncTimeout, settle time.Duration
 	memFactor                     float64
@@ -246,6 +252,8 @@ type flagValues struct {
 	ks, servers                  string
 	largeKiB, smallKiB, secretsK int
 	cborCount, cborKiB, cborK    int
+	writeRates                   string
+	writesCount, writesK         int
 }
 
 func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
@@ -253,7 +261,7 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.StringVar(&o.lab, "lab", "", "the lab module every run starts, client-v031 to client-v037 (default "+labModule+"; "+cborLabModule+" when -cases has cbor)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&v.servers, "servers", DefaultServers, "kube-apiservers to measure, one after the other, each on its own etcd: versions X.Y.Z, each optionally with feature gates after a colon (1.37.2:WatchListCompression=false); built from the Go module proxy when missing")
-	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, cbor (ConfigMaps in JSON, protobuf and CBOR, Widgets in JSON and CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+"; -cases cbor -docs writes docs/encodings.md)")
+	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, writes (ConfigMaps synced while a writer writes at each -write-rates), cbor (ConfigMaps in JSON, protobuf and CBOR, Widgets in JSON and CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+"; -cases cbor -docs writes docs/encodings.md)")
 	fs.IntVar(&o.large.Objects, "large-count", 200, "ConfigMaps in the large-objects case")
 	fs.IntVar(&v.largeKiB, "large-kib", 512, "KiB of data per ConfigMap in the large-objects case (at most 1000: ConfigMaps are limited to 1 MiB)")
 	fs.IntVar(&o.small.Objects, "small-count", 20000, "ConfigMaps in the many-small-objects case")
@@ -264,6 +272,11 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.IntVar(&v.cborCount, "cbor-count", 10000, "objects of each resource in the cbor cases (ConfigMaps, Widgets)")
 	fs.IntVar(&v.cborKiB, "cbor-kib", 1, "KiB of base64 text in each object of the cbor cases (a ConfigMap's data, a Widget's spec)")
 	fs.IntVar(&v.cborK, "cbor-k", 8, "informers started at once in the cbor cases (they run at this K only)")
+	fs.StringVar(&v.writeRates, "write-rates", DefaultWriteRates, "the writes cases' rates, writes per second, comma-separated: each is a case, writes-RATE")
+	fs.IntVar(&v.writesCount, "writes-count", 10000, "ConfigMaps of 1 KiB seeded in the writes cases")
+	fs.IntVar(&v.writesK, "writes-k", 8, "informers started at once in the writes cases (they run at this K only)")
+	fs.DurationVar(&o.aloneFor, "writes-alone", 5*time.Second, "how long the writer writes alone, with no informer starting, before each repeat of a writes case: its latencies are the baseline")
+	fs.BoolVar(&o.detectors, "detectors", false, "switch client-go's inconsistency detectors on in the writes runs (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR, KUBE_LIST_FROM_CACHE_INCONSISTENCY_DETECTOR): each informer then LISTs from etcd once more before it syncs, which the sync time, CPU and memory include")
 	fs.StringVar(&v.ks, "k", "1,4,8,16", "informers started at once, comma-separated (each 1 to 26)")
 	fs.IntVar(&o.repeats, "repeats", 3, "runs per mode and point; the modes alternate run after run")
 	fs.DurationVar(&o.interval, "interval", 20*time.Millisecond, "VmRSS sampling interval")
@@ -290,6 +303,7 @@ func quickDefaults(fs *flag.FlagSet, o *options, v *flagValues) {
 		"repeats":       func() { o.repeats = 1 },
 		"secrets-count": func() { o.secrets.Objects = 40 },
 		"cbor-count":    func() { v.cborCount = 2000 },
+		"writes-count":  func() { v.writesCount = 2000 },
 		"servers":       func() { v.servers = envtestbin.DefaultVersion },
 	}
 	for name, apply := range quick {
@@ -328,6 +342,18 @@ func (o *options) read(v flagValues) error {
 		return fmt.Errorf("-cbor-k: %d is not a number of informers from 1 to 26", v.cborK)
 	}
 	o.encodings = encodingCases(v.cborCount, int64(v.cborKiB)<<10, v.cborK)
+	if v.writesK < 1 || v.writesK > 26 {
+		return fmt.Errorf("-writes-k: %d is not a number of informers from 1 to 26", v.writesK)
+	}
+	var rates []int
+	for _, f := range strings.Split(v.writeRates, ",") {
+		r, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || r < 1 || r > 5000 {
+			return fmt.Errorf("-write-rates: %q is not a rate from 1 to 5000 writes per second", f)
+		}
+		rates = append(rates, r)
+	}
+	o.writes = writeCases(v.writesCount, 1<<10, v.writesK, rates)
 	var err error
 	if o.servers, err = servers.ParseList(v.servers); err != nil {
 		return fmt.Errorf("-servers: %w", err)
@@ -361,6 +387,8 @@ func (o *options) check(v flagValues) error {
 		return fmt.Errorf("-secrets-bytes must be 1 to 1000000 (a Secret holds at most 1 MiB), got %d", o.secrets.Size)
 	case v.largeKiB < 1 || v.largeKiB > 1000 || v.smallKiB < 1 || v.smallKiB > 1000:
 		return fmt.Errorf("-large-kib and -small-kib must be 1 to 1000 (a ConfigMap holds at most 1 MiB)")
+	case v.writesCount < 1 || o.aloneFor <= 0:
+		return fmt.Errorf("-writes-count and -writes-alone must be positive")
 	case v.cborCount < 1 || v.cborKiB < 1 || v.cborKiB > 1000:
 		return fmt.Errorf("-cbor-count must be at least 1 and -cbor-kib 1 to 1000 (an object is at most about 1.5 MiB in etcd)")
 	case o.interval <= 0 || o.workers < 1 || o.memFactor <= 0:
@@ -417,8 +445,10 @@ func (o options) selected() ([]Case, error) {
 			cs = append(cs, o.secrets)
 		case "cbor":
 			cs = append(cs, o.encodings...)
+		case "writes":
+			cs = append(cs, o.writes...)
 		default:
-			return nil, fmt.Errorf("-cases: unknown case %q (large, small, secrets, cbor)", name)
+			return nil, fmt.Errorf("-cases: unknown case %q (large, small, secrets, writes, cbor)", name)
 		}
 	}
 	return cs, nil

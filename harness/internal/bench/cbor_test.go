@@ -114,28 +114,10 @@ func TestCBORRun(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("make bench measures through /proc: Linux only")
 	}
-	out := t.TempDir()
 	server := envtestbin.DefaultVersion + ":" + cborGate
 	cborGzipped := !strings.HasPrefix(envtestbin.DefaultVersion, "1.32.")
-	var stdout, stderr bytes.Buffer
-	code := Run(t.Context(), []string{"-out", out, "-servers", server, "-cases", "cbor", "-cbor-count", "300", "-cbor-k", "2",
-		"-repeats", "1", "-overhead=false", "-settle", "5s", "-fresh=false"}, &stdout, &stderr) // encodings, not memory: one kube-apiserver process
-	t.Logf("stderr:\n%s", stderr.String())
-	if code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	dirs, _ := filepath.Glob(filepath.Join(out, "bench-*", "results.json"))
-	if len(dirs) != 1 {
-		t.Fatalf("results.json: %v", dirs)
-	}
-	raw, err := os.ReadFile(dirs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep Report
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		t.Fatal(err)
-	}
+	// Encodings, not memory: one kube-apiserver process.
+	rep, stdout := runBench(t, "-servers", server, "-cases", "cbor", "-cbor-count", "300", "-cbor-k", "2", "-repeats", "1", "-overhead=false", "-settle", "5s", "-fresh=false")
 	if len(rep.Results) != 10 {
 		t.Fatalf("%d results, want 5 cases × 2 modes", len(rep.Results))
 	}
@@ -160,8 +142,8 @@ func TestCBORRun(t *testing.T) {
 	}
 	for _, table := range []string{"== ConfigMaps in application/json, application/vnd.kubernetes.protobuf, application/cbor, K=2 ==",
 		"== Widgets in application/json, application/cbor, K=2 =="} {
-		if !strings.Contains(stdout.String(), table) {
-			t.Errorf("the terminal has no table %q:\n%s", table, stdout.String())
+		if !strings.Contains(stdout, table) {
+			t.Errorf("the terminal has no table %q:\n%s", table, stdout)
 		}
 	}
 }
@@ -190,4 +172,30 @@ func TestEncodingFindings(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("EncodingFindings:\n%q\nwant\n%q", got, want)
 	}
+}
+
+// runBench runs make bench with args into a directory of the test's, fails the test unless it
+// exits 0, and returns its results.json and what it printed.
+func runBench(t *testing.T, args ...string) (Report, string) {
+	t.Helper()
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Run(t.Context(), append([]string{"-out", out}, args...), &stdout, &stderr)
+	t.Logf("stderr:\n%s", stderr.String())
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "bench-*", "results.json"))
+	if len(dirs) != 1 {
+		t.Fatalf("results.json: %v", dirs)
+	}
+	raw, err := os.ReadFile(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep, stdout.String()
 }

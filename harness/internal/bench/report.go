@@ -143,6 +143,11 @@ func Terminal(rep Report) string {
 			fmt.Fprintf(&b, "- %s\n", f)
 		}
 	}
+	if ws := rep.writeCases(); len(ws) > 0 {
+		for _, sv := range rep.measuredOn(ws[0]) {
+			fmt.Fprintf(&b, "\n== kube-apiserver %s, writes during the initial sync ==\n%s", sv, WritesTable(rep, sv, ws))
+		}
+	}
 	if overhead {
 		overheadTable()
 	}
@@ -295,6 +300,9 @@ func Doc(rep Report, plot func(Case) string) string {
 		p("\n")
 	}
 
+	if ws := rep.writeCases(); len(ws) > 0 {
+		writesSection(p, rep, ws)
+	}
 	p("## Every point, server by server\n\n")
 	p("Cells are medians with the min–max of the repeats in parentheses. *requests*, *MiB received* (after decompression) and *MiB on the wire* (before) are summed over the K informers at the moment each reported synced.\n\n")
 	for _, sv := range rep.Servers {

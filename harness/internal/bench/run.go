@@ -64,6 +64,18 @@ type Result struct {
 	LabPeakHWM     int64 `json:"labPeakHWM"` // the lab process's VmHWM (a fresh process each run)
 	LabPeakSampled int64 `json:"labPeakSampled"`
 	Samples        int   `json:"samples"`
+
+	// A writes case's run (Case.WriteRate), or the writer alone (Report.Alone):
+	Writer *WriterStats `json:"writer,omitempty"` // what the writer and the reader met until the informers synced
+	// Problems are how an informer's events after its sync point differ from the writes made
+	// after it, or its cache at stop from a fresh LIST: none when every informer holds.
+	Problems []string `json:"problems,omitempty"`
+	// Metrics are the moves of kube-apiserver's watch-cache counters (watchCacheMetrics) from
+	// the baseline to the sync.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// Detector is how many checks client-go's inconsistency detectors made (-detectors); they
+	// panic, and the lab with them, on a difference.
+	Detector int `json:"detector,omitempty"`
 }
 
 // APIDelta is the apiserver's peak above its baseline, from VmHWM.
@@ -89,6 +101,9 @@ type Report struct {
 	Results           []Result
 	Seeding           map[string]time.Duration // seedingKey(server, case) -> time to create its objects
 	Lab               string                   `json:",omitempty"` // the lab module; "" in runs before -lab: labModule
+	// Alone are the writes cases' baselines: the writer and the reader with no informer
+	// starting (Result.Writer only), one per server, case and repeat.
+	Alone []Result `json:",omitempty"`
 }
 
 // ServerInfo is one server of a run, as measured.
@@ -136,6 +151,8 @@ type bed struct {
 	cp         *controlplane.ControlPlane
 	cs         kubernetes.Interface
 	widgets    *mutator.Target // seeds and removes Widgets
+	configMaps *mutator.Target // the writes cases' writer, and their fresh LIST
+	alone      []Result        // the writes cases' baselines (Report.Alone)
 	dyn        dynamic.Interface
 	apiPID     int
 	bin        string
@@ -208,8 +225,8 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	progress := &progress{total: total, start: time.Now()}
 	for i, sv := range o.servers {
 		say("server %d of %d: kube-apiserver %s", i+1, len(o.servers), sv.Name())
-		info, results, err := measureServer(ctx, sv, cases, o, bin, filepath.Join(tmp, fmt.Sprintf("kubeconfig-%d", i)), runDir, rep.Seeding, progress, say)
-		rep.Results = append(rep.Results, results...)
+		info, results, alone, err := measureServer(ctx, sv, cases, o, bin, filepath.Join(tmp, fmt.Sprintf("kubeconfig-%d", i)), runDir, rep.Seeding, progress, say)
+		rep.Results, rep.Alone = append(rep.Results, results...), append(rep.Alone, alone...)
 		if info.Name != "" {
 			rep.Servers = append(rep.Servers, info)
 		}
@@ -237,39 +254,50 @@ func (p *progress) step() string {
 }
 
 // measureServer starts one kube-apiserver (and its etcd), runs every case on it and stops it.
-func measureServer(ctx context.Context, sv servers.Server, cases []Case, o options, bin, kubeconfig, runDir string, seeding map[string]time.Duration, p *progress, say func(string, ...any)) (info ServerInfo, results []Result, err error) {
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: sv.Version, Settings: sv.Settings, Progress: cli.Lines(say)})
+func measureServer(ctx context.Context, sv servers.Server, cases []Case, o options, bin, kubeconfig, runDir string, seeding map[string]time.Duration, p *progress, say func(string, ...any)) (info ServerInfo, results, alone []Result, err error) {
+	b := &bed{sv: sv, server: sv.Name(), slug: sv.Slug(), bin: bin, kubeconfig: kubeconfig, runDir: runDir, o: o, say: say, progress: p}
+	results, err = b.measureAll(ctx, cases, seeding, &info)
+	return info, results, b.alone, err
+}
+
+// measureAll is measureServer on its bed.
+func (b *bed) measureAll(ctx context.Context, cases []Case, seeding map[string]time.Duration, info *ServerInfo) (results []Result, err error) {
+	sv := b.sv
+	cp, err := controlplane.Start(ctx, controlplane.Options{Version: sv.Version, Settings: sv.Settings, Progress: cli.Lines(b.say)})
 	if err != nil {
-		return info, nil, err
+		return nil, err
 	}
 	defer cp.Stop()
-	info = ServerInfo{Name: sv.Name(), Gates: sv.Settings, Reported: cp.ServerVersion, Etcd: etcdVersion(ctx, cp.Assets)}
+	b.cp = cp
+	*info = ServerInfo{Name: sv.Name(), Gates: sv.Settings, Reported: cp.ServerVersion, Etcd: etcdVersion(ctx, cp.Assets)}
 	kc, err := cp.AdminKubeconfig("informer-lab-bench")
 	if err != nil {
-		return info, nil, err
+		return nil, err
 	}
-	b := &bed{sv: sv, server: sv.Name(), slug: sv.Slug(), cp: cp, bin: bin, kubeconfig: kubeconfig, runDir: runDir, o: o, say: say, progress: p}
 	if err := os.WriteFile(b.kubeconfig, kc, 0o600); err != nil {
-		return info, nil, err
+		return nil, err
 	}
 	if b.apiPID, err = cp.APIServerPID(); err != nil {
-		return info, nil, err
+		return nil, err
 	}
-	say("kube-apiserver %s pid %d: VmRSS and VmHWM from /proc/%d/status, CPU from /proc/%d/stat", cp.ServerVersion, b.apiPID, b.apiPID, b.apiPID)
+	b.say("kube-apiserver %s pid %d: VmRSS and VmHWM from /proc/%d/status, CPU from /proc/%d/stat", cp.ServerVersion, b.apiPID, b.apiPID, b.apiPID)
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.QPS, cfg.Burst = 5000, 5000 // seeding: the workers, not client-go's limiter, set the pace
 	if b.cs, err = kubernetes.NewForConfig(cfg); err != nil {
-		return info, nil, err
+		return nil, err
 	}
 	if b.widgets, err = mutator.TargetFor(cfg, mutator.Widgets); err != nil {
-		return info, nil, err
+		return nil, err
+	}
+	if b.configMaps, err = mutator.TargetFor(cfg, mutator.ConfigMaps); err != nil {
+		return nil, err
 	}
 	if b.dyn, err = dynamic.NewForConfig(cfg); err != nil {
-		return info, nil, err
+		return nil, err
 	}
 	if slices.ContainsFunc(cases, func(c Case) bool { return c.Resource == record.CRDResource }) {
 		if err := crd.Install(ctx, cfg); err != nil {
-			return info, nil, err
+			return nil, err
 		}
 	}
 	for _, c := range cases {
@@ -277,10 +305,10 @@ func measureServer(ctx context.Context, sv servers.Server, cases []Case, o optio
 		results = append(results, rs...)
 		seeding[seedingKey(sv.Name(), c.Name)] = took
 		if err != nil {
-			return info, results, err
+			return results, err
 		}
 	}
-	return info, results, nil
+	return results, nil
 }
 
 func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding time.Duration, err error) {
@@ -309,6 +337,11 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 			break
 		}
 		for rep := 1; rep <= b.o.repeats; rep++ {
+			if c.WriteRate > 0 {
+				if err := b.writeAlone(ctx, c, ns, rep); err != nil {
+					return results, seeding, err
+				}
+			}
 			for _, m := range Modes {
 				r, err := b.measure(ctx, c, c.Name, ns, k, m, false, rep)
 				if err != nil {
@@ -470,6 +503,12 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 	if err != nil {
 		return r, fmt.Errorf("read the apiserver's CPU time: %w", err)
 	}
+	var metrics0 map[string]float64
+	if c.WriteRate > 0 {
+		if metrics0, err = readMetrics(ctx, b.cs, c.Resource); err != nil {
+			return r, err
+		}
+	}
 	sampler := StartSampler(b.o.interval, b.apiPID)
 	stopped := false
 	defer func() {
@@ -487,13 +526,25 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 	if c.Resource != record.CRDResource { // the Widgets are the dynamic kinds' own
 		args = append(args, "-resource", c.Resource)
 	}
-	if logged {
+	switch {
+	case logged:
 		name += "-logged"
-	} else {
+	case c.WriteRate == 0: // a writes run's check reads every informer's events
 		args = append(args, "-quiet")
 	}
+	logPath := filepath.Join(b.runDir, "runs", name+".jsonl")
+	var load *writeLoad
+	var deletions *deletionWatch
+	if c.WriteRate > 0 {
+		if deletions, err = watchDeletions(ctx, b.cs, ns); err != nil {
+			return r, err
+		}
+		defer deletions.Stop()
+		load = startWrites(ctx, b.configMaps, b.cs, ns, fmt.Sprintf("w-%s-%d", m, rep), c.WriteRate, b.o.syncTimeout)
+		defer load.Stop(c.WriteRate) // at once when stopped below already
+	}
 	start := time.Now()
-	p, err := labproc.StartSetups(b.o.lab, b.bin, args, filepath.Join(b.runDir, "runs", name+".jsonl"), filepath.Join(b.runDir, "runs", name+".stderr"))
+	p, err := b.startLab(c, name, args, logPath)
 	if err != nil {
 		return r, err
 	}
@@ -511,6 +562,17 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 	if err != nil {
 		return r, fmt.Errorf("read the apiserver's CPU time: %w", err)
 	}
+	var writes []record.Record
+	if load != nil {
+		var stats WriterStats
+		stats, writes = load.Stop(c.WriteRate)
+		r.Writer = &stats
+		metrics1, err := readMetrics(ctx, b.cs, c.Resource)
+		if err != nil {
+			return r, err
+		}
+		r.Metrics = metricDeltas(metrics0, metrics1)
+	}
 	r.APICPUMillis = float64((cpu1 - cpu0).Microseconds()) / 1000
 	lab, err := procs.ReadMem(p.PID())
 	if err != nil {
@@ -524,6 +586,12 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 	}
 	r.APIPeakHWM, r.APIPeakSampled = api.HWM, peaks[b.apiPID]
 	r.LabPeakHWM, r.LabPeakSampled, r.Samples = lab.HWM, peaks[p.PID()], samples
+	var fresh record.Record
+	if load != nil {
+		if writes, fresh, err = b.lastWrite(ctx, p, deletions, ns, name, tags, writes); err != nil {
+			return r, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	if err := p.Stop(15 * time.Second); err != nil {
 		return r, err
 	}
@@ -532,6 +600,13 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 	}
 	if err := c.checkEncoding(r.ContentTypes); err != nil {
 		return r, fmt.Errorf("%s: %w", name, err)
+	}
+	if load != nil {
+		if r.Problems, err = checkWrites(logPath, tags, writes, fresh); err != nil {
+			return r, fmt.Errorf("%s: %w", name, err)
+		}
+		r.Detector = detectorRuns(p.Setups())
+		b.say("%s: %s; %s", name, r.Writer.line(), deliveryText(r.Problems))
 	}
 	b.say("%-44s apiserver +%s (sampled +%s, baseline %s, CPU %.1fs)  sync %s  %d requests  %s received (%s on the wire)  lab peak %s  %s",
 		name, FormatBytes(r.APIDelta()), FormatBytes(r.APIDeltaSampled()), FormatBytes(r.APIBaseline), r.APICPUMillis/1000,

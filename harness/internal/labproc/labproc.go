@@ -80,7 +80,13 @@ type Proc struct {
 
 // Start runs bin with args; its JSON records (stdout) go to logPath, its stderr to errPath.
 func Start(name, bin string, args []string, logPath, errPath string) (*Proc, error) {
-	return start(name, bin, args, logPath, errPath, noted)
+	return start(name, bin, args, nil, logPath, errPath, noted)
+}
+
+// StartEnv is Start with env added to the harness's environment: client-go's switches that
+// only an environment variable turns on (its inconsistency detectors).
+func StartEnv(name, bin string, args, env []string, logPath, errPath string) (*Proc, error) {
+	return start(name, bin, args, env, logPath, errPath, noted)
 }
 
 // StartSetups is Start for a caller that waits on the lab's SETUP records only (Synced, Setups,
@@ -88,11 +94,11 @@ func Start(name, bin string, args []string, logPath, errPath string) (*Proc, err
 // events of 16 informers syncing 20,000 objects cost the harness seconds of CPU on the cores the
 // lab being measured runs on.
 func StartSetups(name, bin string, args []string, logPath, errPath string) (*Proc, error) {
-	return start(name, bin, args, logPath, errPath, map[record.Kind]bool{record.Setup: true})
+	return start(name, bin, args, nil, logPath, errPath, map[record.Kind]bool{record.Setup: true})
 }
 
-// start is Start, decoding the records of the kinds in decode.
-func start(name, bin string, args []string, logPath, errPath string, decode map[record.Kind]bool) (*Proc, error) {
+// start is Start, with env added, decoding the records of the kinds in decode.
+func start(name, bin string, args, env []string, logPath, errPath string, decode map[record.Kind]bool) (*Proc, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
@@ -104,6 +110,9 @@ func start(name, bin string, args []string, logPath, errPath string, decode map[
 	}
 	p := newProc(name, errPath)
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stderr = errFile
 	// The lines go to the file in one write per read from the pipe (StdoutDrained): a lab logging
 	// every watch event writes hundreds of thousands of lines, and what was read is on disk
