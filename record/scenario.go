@@ -40,6 +40,11 @@ type Scenario struct {
 	Check Check
 	// Writes: the harness's writer writes during it, and each write must reach every watcher.
 	Writes bool
+	// DuringSync: the writer writes from before the labs start until every informer has synced,
+	// so each informer's sync point falls among the writes: the writes before it must be in its
+	// initial state, the ones after it must come as events, and each informer is held to the
+	// writes after its own sync point (compare's analysis.Delivered), not to the other cells'.
+	DuringSync bool
 	// Recovery: the harness injects a fault mid-run, after which every informer must come back
 	// in sync; its time column is how long that took.
 	Recovery bool
@@ -67,6 +72,7 @@ const (
 	ScenarioStartup    = "startup"
 	ScenarioDirect     = "direct-list"
 	ScenarioSteady     = "steady"
+	ScenarioSyncWrites = "writes-during-sync"
 	ScenarioReconnect  = "reconnect"
 	ScenarioRestart    = "restart"
 	ScenarioRestartGap = "restart-gap"
@@ -93,6 +99,9 @@ var ScenarioTable = []Scenario{
 	{Name: ScenarioSteady, Check: CheckDelivery, Writes: true,
 		Doc:   "the seeded creates, updates and deletes fan out to every watcher",
 		Shows: "Writes fan out: each informer's events against the harness's writes (same objects, same rvs), and against the other cells of the run."},
+	{Name: ScenarioSyncWrites, Check: CheckDelivery, Writes: true, DuringSync: true,
+		Doc:   "the writer creates, updates and deletes ConfigMaps from before the labs start until every informer has synced, then the seeded script: each informer must hold the writes before its sync point in its initial state and get every write after it as its event, in rv order",
+		Shows: "Writes during the initial sync: each informer's events after its own sync point (its LIST's body or its stream's end bookmark) against the writes after it, and its cache at stop against a fresh LIST."},
 	{Name: ScenarioReconnect, Check: CheckRewatch, Writes: true, Rewatches: true, Proxy: true,
 		Doc:   "kube-apiserver ends every watch after a few seconds, as it does at the client's timeoutSeconds; each reflector re-establishes while the writes go on",
 		Shows: "A proxy ends every watch after a few seconds: what each re-established watch sent (×N: how many rounds)."},

@@ -340,7 +340,7 @@ type informerLog struct {
 func (rep *Report) judgeInformer(lr *LabReport, in informerLog, want string, fail failFunc) {
 	iv := InformerVerdict{Tag: in.tag, Synced: !slices.Contains(lr.Unsynced, in.tag)}
 	rep.judgeHandshake(lr, &iv, in.before, want, fail)
-	rep.judgeSteady(lr, &iv, in.steady, fail)
+	rep.judgeSteady(lr, &iv, in, fail)
 	rep.judgeRewatch(lr, &iv, fail)
 	rep.judgeCache(lr, iv, in.cache, fail)
 	lr.Verdict.Informers = append(lr.Verdict.Informers, iv)
@@ -367,8 +367,11 @@ func (rep *Report) judgeHandshake(lr *LabReport, iv *InformerVerdict, before []r
 func (rep *Report) waitedFor(iv InformerVerdict) bool { return rep.SyncWait > 0 && !iv.Synced }
 
 // judgeSteady compares the informer's steady events with the writes, unless excused.
-func (rep *Report) judgeSteady(lr *LabReport, iv *InformerVerdict, steady []record.Record, fail failFunc) {
-	w := rep.steadyWatcher(iv.Tag, steady, lr.Sync[iv.Tag])
+func (rep *Report) judgeSteady(lr *LabReport, iv *InformerVerdict, in informerLog, fail failFunc) {
+	w := rep.steadyWatcher(iv.Tag, in.steady, lr.Sync[iv.Tag])
+	if rep.scenario().DuringSync { // each informer from its own sync point, among the writes
+		w = Delivered(iv.Tag, slices.Concat(in.before, lr.After[iv.Tag]), rep.Writes)
+	}
 	lr.Watchers[iv.Tag] = w
 	iv.After = Steps(lr.After[iv.Tag], time.Time{})
 	lr.Reread[iv.Tag] = reread(iv.After)

@@ -65,6 +65,21 @@ func TestDelivered(t *testing.T) {
 			t.Errorf("%s: mismatch %q, want %q", tag, w.Mismatch, want)
 		}
 	}
+	// One writer, one write at a time, whose DELETEs have no rv (kube-apiserver answered them with
+	// a Status): c was created and deleted before J's LIST at 22 (not in it: not expected), d was
+	// in it (its deletion is expected), e was created after it.
+	seq := []record.Record{write("CREATE", "c", "20"), write("CREATE", "d", "21"), write("DELETE", "c", ""),
+		write("DELETE", "d", ""), write("CREATE", "e", "24"), write("DELETE", "e", "")}
+	jrecs := []record.Record{list("J", "22"), event("J", "DELETED", "d", "23"), event("J", "ADDED", "e", "24"), event("J", "DELETED", "e", "25")}
+	jrecs[0].Items = []record.Item{{Namespace: ns, Name: "d", RV: "21"}}
+	if w := Delivered("J", jrecs, seq); w.Mismatch != "" || w.Expected != 3 {
+		t.Errorf("J: %q, %d writes expected; want the 3 after its LIST (d's DELETE, e's CREATE and DELETE)", w.Mismatch, w.Expected)
+	}
+	// The same, streamed: d is among the initial events, and the stream missed e's DELETE.
+	krecs := []record.Record{event("K", "ADDED", "d", "21"), endBookmark("K", "22"), event("K", "DELETED", "d", "23"), event("K", "ADDED", "e", "24")}
+	if w := Delivered("K", krecs, seq); !strings.Contains(w.Mismatch, "saw 2 of 3 writes, first missing: #3 DELETED w/e") {
+		t.Errorf("K: %q, want e's DELETE missing", w.Mismatch)
+	}
 	if w := Delivered("B", recs, writes); w.Expected != 3 || len(w.Events) != 3 || w.Bookmarks != 1 {
 		t.Errorf("B: expected %d, events %d, bookmarks %d; want the 3 writes above rv 10, 3 events, 1 periodic bookmark", w.Expected, len(w.Events), w.Bookmarks)
 	}

@@ -363,6 +363,9 @@ func (r *Report) steadyConclusion() string {
 		}
 	}
 	steady := fmt.Sprintf("Steady phase identical: all %d watchers saw %s with the same rvs", watchers, writes)
+	if r.scenario().DuringSync {
+		steady = fmt.Sprintf("Writes during the sync: all %d watchers saw every write after their own sync point with the same rvs, in order", watchers)
+	}
 	if r.Skew.Writes > 0 {
 		steady += fmt.Sprintf(" (fan-out skew median %s)", ms(r.Skew.Median))
 	}

@@ -152,8 +152,12 @@ func (rep *Report) recovered(v LabVerdict) *time.Duration {
 }
 
 // compareSequences sets each lab's SequenceDiffers: how its synced watchers' steady events
-// differ from the sequence a strict majority of the run's synced watchers saw.
+// differ from the sequence a strict majority of the run's synced watchers saw; none where the
+// writes fall during the sync (DuringSync): each watcher's events start at its own sync point.
 func (rep *Report) compareSequences() {
+	if rep.scenario().DuringSync {
+		return // each informer's events start at its own sync point, among the writes
+	}
 	seqs := map[string][]string{} // "lab/tag" -> events
 	count := map[string]int{}
 	for _, l := range rep.Labs {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -254,19 +255,7 @@ func TestBadInput(t *testing.T) {
 // informer read its state again (gate off: a LIST; gate on: a new stream), then end equal to a
 // fresh LIST (exit 0).
 func TestRestartGapGets410(t *testing.T) {
-	out := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), []string{"-out", out, "-labs", "client-v031,client-v032", "-scenario", record.ScenarioRestartGap}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout.String(), stderr.String())
-	}
-	labtest.CheckNoChildren(t)
-	runs, _ := filepath.Glob(filepath.Join(out, "*"))
-	run, err := analysis.LoadRun(runs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := analysis.Analyze(run)
+	rep, _ := runScenario(t, record.ScenarioRestartGap)
 	for _, l := range rep.Labs {
 		again := map[string]string{"off": record.TokenList, "on": record.TokenStream}[l.Gate]
 		for _, tag := range l.Tags {
@@ -280,4 +269,57 @@ func TestRestartGapGets410(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Writes during the initial sync, for real: the writer writes from before the labs start until
+// they have synced, so each informer's sync point falls among the writes; every informer must
+// hold the writes before it in its initial state and get every write after it as its event, in
+// rv order, with the writer's rvs (analysis.Delivered), and end equal to a fresh LIST.
+func TestWritesDuringSync(t *testing.T) {
+	rep, stdout := runScenario(t, record.ScenarioSyncWrites)
+	if len(rep.Failures) > 0 {
+		t.Errorf("failures: %v", rep.Failures)
+	}
+	for _, l := range rep.Labs {
+		for _, tag := range l.Tags {
+			syncRV, err := strconv.ParseUint(l.Sync[tag].SyncRV, 10, 64)
+			if err != nil {
+				t.Fatalf("%s/%s: sync rv %q", l.Name, tag, l.Sync[tag].SyncRV)
+			}
+			before := 0
+			for _, w := range rep.Writes {
+				if rv, err := strconv.ParseUint(w.RV, 10, 64); err == nil && rv <= syncRV {
+					before++
+				}
+			}
+			w := l.Watchers[tag]
+			if before == 0 || w.Expected == 0 || w.Mismatch != "" || len(w.Events) != w.Expected || l.Caches[tag] != "" {
+				t.Errorf("%s/%s: %d writes before its sync point (rv %d), %d after, %d events, mismatch %q, cache %q; want writes on both sides, each after delivered, cache = LIST",
+					l.Name, tag, before, syncRV, w.Expected, len(w.Events), w.Mismatch, l.Caches[tag])
+			}
+		}
+	}
+	if !strings.Contains(stdout, "Writes during the sync: all 4 watchers saw every write after their own sync point") {
+		t.Errorf("report lacks the conclusion of the writes during the sync:\n%s", stdout)
+	}
+}
+
+// runScenario runs make compare's harness on scenario with two labs (client-go v0.31, LIST→WATCH,
+// and v0.32 with its gate on, streaming), for real; it fails the test unless the run exits 0
+// and leaves no process, and returns compare's analysis of the run and what the harness printed.
+func runScenario(t *testing.T, scenario string) (*analysis.Report, string) {
+	t.Helper()
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"-out", out, "-labs", "client-v031,client-v032", "-scenario", scenario}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	labtest.CheckNoChildren(t)
+	runs, _ := filepath.Glob(filepath.Join(out, "*"))
+	run, err := analysis.LoadRun(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return analysis.Analyze(run), stdout.String()
 }

@@ -110,6 +110,7 @@ type env struct {
 	// syncDeadline ends a fault scenario's wait for the informers (Spec.SyncWait).
 	syncDeadline time.Time
 	expect       []record.Record // the MUTATOR record of each write every watcher must deliver
+	syncWrites   *syncWriter     // the writes the labs sync among (a DuringSync scenario), until stopped
 }
 
 func (e *env) onClose(f func()) { e.undo = append(e.undo, f) }
@@ -133,7 +134,8 @@ func (e *env) failed(what string, err error) error {
 }
 
 // start brings the run up, in order: the harness log, one server for everyone, the proxy if the
-// scenario needs it, the seed objects, every lab attached, and the wait until all have synced.
+// scenario needs it, the seed objects, the writes the labs sync among if the scenario has them,
+// every lab attached, and the wait until all have synced.
 // On error it undoes what it did.
 func start(parent context.Context, s Spec) (_ *env, err error) {
 	e, err := newEnv(s)
@@ -171,6 +173,9 @@ func start(parent context.Context, s Spec) (_ *env, err error) {
 	}
 	if err := e.seed(); err != nil {
 		return nil, err
+	}
+	if e.sc.DuringSync {
+		e.startSyncWrites()
 	}
 	if err := e.startLabs(cells, labKubeconfig); err != nil {
 		return nil, err

@@ -36,7 +36,8 @@ var impls = map[string]impl{
 	record.ScenarioDirect:  {run: directListed},
 	record.ScenarioSteady: {injects: true,
 		run: func(e *env) error { return e.write(e.script(), e.Interval, e.halfway(e.injection)) }},
-	record.ScenarioReconnect: {proxy: true, run: reconnect},
+	record.ScenarioSyncWrites: {run: writesDuringSync},
+	record.ScenarioReconnect:  {proxy: true, run: reconnect},
 	record.ScenarioRestart: {
 		run: func(e *env) error { return e.write(e.script(), e.Interval, e.halfway(&KillAPIServer)) }},
 	record.ScenarioRestartGap: {
