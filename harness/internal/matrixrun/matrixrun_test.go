@@ -139,7 +139,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--clients", "client-v099"}, `unknown client "client-v099": the cells are client-v031-off, client-v031-on`},
 		{[]string{"--servers", "1.32"}, `server "1.32": want a version X.Y.Z`},
 		{[]string{"--servers", "1.99.0", "--scenarios", "startup"}, "no 1.99.x release is served"},
-		{[]string{"--scenarios", "boot"}, `unknown scenario "boot": the scenarios are startup, direct-list, steady, reconnect, restart, restart-gap, expired, and fault:NAME`},
+		{[]string{"--scenarios", "boot"}, `unknown scenario "boot": the scenarios are startup, direct-list, steady, writes-during-sync, reconnect, restart, restart-gap, expired, and fault:NAME`},
 		{[]string{"--scenarios", "fault:explode"}, `unknown fault "explode"`},
 		{[]string{"--scenarios", "fault:cut-initial-stream=0"}, "cut-initial-stream"},
 		{[]string{"--scenarios", "fault:refuse-watch-list=418"}, "refuse-watch-list"},
