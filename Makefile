@@ -27,8 +27,8 @@ probe: $(if $(ON_CLUSTER),,envtest) ## every resource a cluster serves, asked fo
 docs: envtest ## every generated grid page from real runs: docs/matrix.md (every server), faults.md, kinds.md, servers.md, findings.md; about 57 min with the servers built (measured: matrix 11m28s, faults 18m53s, kinds 15m39s, servers 10m28s), 91 min for the first three when it also built six server versions; resumable
 	hack/docs.sh
 
-bench: envtest ## kube-apiserver memory, CPU and bytes on the wire, K informers at once, LIST→WATCH vs streaming, across server versions (SERVERS=; docs/bench.md)
-	cd harness && GOWORK=off go run ./cmd/bench $(if $(SERVERS),-servers $(SERVERS)) $(ARGS)
+bench: $(if $(ON_CLUSTER),,envtest) ## kube-apiserver memory, CPU and bytes on the wire, K informers at once, LIST→WATCH vs streaming, across server versions (SERVERS=; docs/bench.md); KUBECONFIG=path [CONTEXT=name]: the same runs on your cluster, each case in a namespace of its own deleted after it, at most 2000 objects a case (-max-objects), server figures from its /metrics if you may read them; ARGS=-dry-run first shows what it would create; ARGS="-cases links": the same through a proxy that shapes each lab's connection (a round trip added, a bandwidth cap, a slow reader; -links; on 1.37.2 with and without WatchListCompression; docs/links.md)
+	cd harness && GOWORK=off go run ./cmd/bench $(if $(SERVERS),-servers $(SERVERS)) $(CLUSTER_FLAGS) $(ARGS)
 
 apf: envtest ## what API Priority and Fairness charges K informers starting at once, LIST→WATCH vs streaming, per server version (SERVERS=; docs/apf.md)
 	cd harness && GOWORK=off go run ./cmd/apf $(if $(SERVERS),-servers $(SERVERS)) $(ARGS)

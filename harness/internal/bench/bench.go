@@ -87,6 +87,9 @@ type Case struct {
 	// WriteRate is the writes per second made while the informers sync (-cases writes); 0 for
 	// none. Such a run logs the wire (no -quiet): its check reads every informer's events.
 	WriteRate int `json:",omitempty"`
+	// Link is how the case's lab reaches kube-apiserver (-cases links): nil for straight, as
+	// every other case.
+	Link *Link `json:",omitempty"`
 }
 
 // nounOf is how tables name a case's resource.
@@ -168,6 +171,8 @@ type options struct {
 	large, small, secrets         Case
 	encodings                     []Case // -cases cbor: encodingCases
 	writes                        []Case // -cases writes: writeCases
+	links                         []Case // -cases links: linkFlags.cases, and linkWatch the timeout of their watch runs (0: none)
+	linkWatch                     time.Duration
 	aloneFor                      time.Duration
 	detectors                     bool // client-go's inconsistency detectors on in the writes runs
 	repeats, workers              int
@@ -175,6 +180,12 @@ type options struct {
 	memFactor                     float64
 	overhead, docs, quick, fresh  bool
 	overheadOnly                  bool // measure the overhead point alone (overheadOnlyDefaults)
+	// On a user's cluster (-kubeconfig, -context) instead of envtest: at most maxObjects objects
+	// per case; capped says which counts not given were lowered to it.
+	kubeconfig, kubeContext string
+	maxObjects              int
+	capped                  []string
+	dryRun                  bool // print what a run would create and run, and do nothing
 }
 
 // Run is make bench's main; it returns the exit code: 0, 1 when the run failed, 2 for bad flags.
@@ -184,10 +195,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	var runDir string
-	if o.from != "" {
+	switch {
+	case o.dryRun:
+		err = dryRun(ctx, o, stdout)
+	case o.from != "":
 		runDir, err = rerender(o, stdout, stderr)
-	} else if err = measurable(runtime.GOOS, runtime.GOARCH); err == nil {
-		runDir, err = run(ctx, o, args, stdout, stderr)
+	default:
+		if err = measurable(runtime.GOOS, runtime.GOARCH); err == nil {
+			runDir, err = run(ctx, o, args, stdout, stderr)
+		}
 	}
 	if runDir != "" {
 		fmt.Fprintf(stderr, "run directory: %s\n", runDir)
@@ -227,6 +243,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
 	}
+	if err := linkDefaults(fs, &o, &v); err != nil {
+		return o, err
+	}
 	if o.quick {
 		quickDefaults(fs, &o, &v)
 	}
@@ -235,11 +254,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, err
 		}
 	}
+	if err := o.onCluster(fs, &v); err != nil {
+		return o, err
+	}
 	if err := o.read(v); err != nil {
 		return o, err
 	}
 	if o.overheadOnly { // the overhead point is measured on the first server only
 		o.servers = o.servers[:1]
+	}
+	if o.kubeconfig != "" { // the cluster is the one server: run names it once it answers
+		o.servers = nil
 	}
 	if err := o.check(v); err != nil {
 		return o, err
@@ -254,6 +279,7 @@ type flagValues struct {
 	cborCount, cborKiB, cborK    int
 	writeRates                   string
 	writesCount, writesK         int
+	links                        linkFlags
 }
 
 func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
@@ -261,7 +287,7 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.StringVar(&o.lab, "lab", "", "the lab module every run starts, client-v031 to client-v037 (default "+labModule+"; "+cborLabModule+" when -cases has cbor)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&v.servers, "servers", DefaultServers, "kube-apiservers to measure, one after the other, each on its own etcd: versions X.Y.Z, each optionally with feature gates after a colon (1.37.2:WatchListCompression=false); built from the Go module proxy when missing")
-	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, writes (ConfigMaps synced while a writer writes at each -write-rates), cbor (ConfigMaps in JSON, protobuf and CBOR, Widgets in JSON and CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+"; -cases cbor -docs writes docs/encodings.md)")
+	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, writes (ConfigMaps synced while a writer writes at each -write-rates), links (ConfigMaps synced through each of -links), cbor (ConfigMaps in JSON, protobuf and CBOR, Widgets in JSON and CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+"; -cases cbor -docs writes docs/encodings.md)")
 	fs.IntVar(&o.large.Objects, "large-count", 200, "ConfigMaps in the large-objects case")
 	fs.IntVar(&v.largeKiB, "large-kib", 512, "KiB of data per ConfigMap in the large-objects case (at most 1000: ConfigMaps are limited to 1 MiB)")
 	fs.IntVar(&o.small.Objects, "small-count", 20000, "ConfigMaps in the many-small-objects case")
@@ -275,6 +301,7 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.StringVar(&v.writeRates, "write-rates", DefaultWriteRates, "the writes cases' rates, writes per second, comma-separated: each is a case, writes-RATE")
 	fs.IntVar(&v.writesCount, "writes-count", 10000, "ConfigMaps of 1 KiB seeded in the writes cases")
 	fs.IntVar(&v.writesK, "writes-k", 8, "informers started at once in the writes cases (they run at this K only)")
+	defineLinkFlags(fs, &v.links)
 	fs.DurationVar(&o.aloneFor, "writes-alone", 5*time.Second, "how long the writer writes alone, with no informer starting, before each repeat of a writes case: its latencies are the baseline")
 	fs.BoolVar(&o.detectors, "detectors", false, "switch client-go's inconsistency detectors on in the writes runs (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR, KUBE_LIST_FROM_CACHE_INCONSISTENCY_DETECTOR): each informer then LISTs from etcd once more before it syncs, which the sync time, CPU and memory include")
 	fs.StringVar(&v.ks, "k", "1,4,8,16", "informers started at once, comma-separated (each 1 to 26)")
@@ -290,6 +317,10 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.StringVar(&o.from, "from", "", "measure nothing: re-render the tables and plots (and docs/bench.md with -docs) from this run directory's results.json")
 	fs.BoolVar(&o.docs, "docs", false, "also write docs/bench.md and its plots from this run")
 	fs.BoolVar(&o.quick, "quick", false, "a run of about a minute: 50 × 512 KiB and 4000 × 1 KiB, K 1 and 8, 1 repeat (flags given explicitly still win)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "measure on this kubeconfig's cluster instead of envtest (make bench KUBECONFIG=path): each case in a namespace of its own, deleted after it, on an error and on Ctrl-C; kube-apiserver's memory and CPU from its /metrics where the user may read them")
+	fs.StringVar(&o.kubeContext, "context", "", "with -kubeconfig: the kubeconfig's context to use (default: its current-context)")
+	fs.IntVar(&o.maxObjects, "max-objects", 2000, "with -kubeconfig: the most objects a case creates in the cluster; counts not given are lowered to it, larger ones given are refused")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "create and measure nothing: print the namespaces, what each case would create (counts × sizes, bytes), and the runs and lab processes; with -kubeconfig, also check the permissions and whether kube-apiserver's /metrics is readable")
 }
 
 // quickDefaults is -quick: a smaller run, in every value the user did not give.
@@ -304,6 +335,7 @@ func quickDefaults(fs *flag.FlagSet, o *options, v *flagValues) {
 		"secrets-count": func() { o.secrets.Objects = 40 },
 		"cbor-count":    func() { v.cborCount = 2000 },
 		"writes-count":  func() { v.writesCount = 2000 },
+		"links-count":   func() { v.links.count = 2000 },
 		"servers":       func() { v.servers = envtestbin.DefaultVersion },
 	}
 	for name, apply := range quick {
@@ -355,6 +387,9 @@ func (o *options) read(v flagValues) error {
 	}
 	o.writes = writeCases(v.writesCount, 1<<10, v.writesK, rates)
 	var err error
+	if o.links, o.linkWatch, err = v.links.cases(); err != nil {
+		return err
+	}
 	if o.servers, err = servers.ParseList(v.servers); err != nil {
 		return fmt.Errorf("-servers: %w", err)
 	}
@@ -412,7 +447,7 @@ func (o *options) check(v flagValues) error {
 		return fmt.Errorf("-lab %s cannot decode a CBOR LIST of more than %d objects (apimachinery before v0.36), got -cbor-count %d: use -lab %s, or -cbor-count %d or less", o.lab, cborArrayLimit, v.cborCount, cborLabModule, cborArrayLimit)
 	}
 	for _, c := range cases {
-		if !slices.ContainsFunc(o.servers, c.On) {
+		if o.kubeconfig == "" && !slices.ContainsFunc(o.servers, c.On) {
 			return fmt.Errorf("-cases: the %s case needs a kube-apiserver with %s, and -servers has none: add one, e.g. -servers %s:%s", c.Name, c.Gate, o.servers[0].Version, c.Gate)
 		}
 	}
@@ -447,8 +482,10 @@ func (o options) selected() ([]Case, error) {
 			cs = append(cs, o.encodings...)
 		case "writes":
 			cs = append(cs, o.writes...)
+		case "links":
+			cs = append(cs, o.links...)
 		default:
-			return nil, fmt.Errorf("-cases: unknown case %q (large, small, secrets, writes, cbor)", name)
+			return nil, fmt.Errorf("-cases: unknown case %q (large, small, secrets, writes, links, cbor)", name)
 		}
 	}
 	return cs, nil

@@ -3,7 +3,9 @@ package bench
 import (
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -391,13 +393,16 @@ func TestTerminalOverheadOnly(t *testing.T) {
 	}
 }
 
-// TestDocsAreTheirResults: docs/bench.md, docs/encodings.md and their plots are what this build
-// renders from the real runs' results, kept beside them (written by make bench ARGS=-docs and
-// ARGS="-cases cbor -docs").
+// TestDocsAreTheirResults: docs/bench.md, docs/encodings.md, docs/links.md once committed, and
+// their plots are what this build renders from the real runs' results, kept beside them
+// (written by make bench ARGS=-docs, ARGS="-cases cbor -docs" and ARGS="-cases links -docs").
 func TestDocsAreTheirResults(t *testing.T) {
 	docs := filepath.Join("..", "..", "..", "docs")
-	for _, results := range []string{DocsResults, "encodings-results.json"} {
+	for _, results := range []string{DocsResults, "encodings-results.json", linksResults} {
 		raw, err := os.ReadFile(filepath.Join(docs, results))
+		if results == linksResults && errors.Is(err, fs.ErrNotExist) {
+			continue // no links run committed yet
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,6 +421,9 @@ func TestDocsAreTheirResults(t *testing.T) {
 		want := map[string]string{page: Doc(rep, docPlot)}
 		for _, c := range rep.Cases {
 			want[docPlot(c)] = caseSVG(rep, c)
+		}
+		if len(rep.linkCases()) > 0 {
+			want[linksPlot] = LinksSVG(rep)
 		}
 		for name, text := range want {
 			got, err := os.ReadFile(filepath.Join(docs, name))

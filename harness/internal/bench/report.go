@@ -23,11 +23,17 @@ const overheadMode = Streaming
 const DocsResults = "bench-results.json"
 
 // docPage is the page -docs writes for a run of cases, and its results.json in docs/:
-// docs/bench.md, or docs/encodings.md for a run of the cbor cases alone (-cases cbor), so that
-// each can be measured again without the other.
+// docs/bench.md, docs/encodings.md for a run of the cbor cases alone (-cases cbor), or
+// docs/writes.md for one of the writes cases alone (-cases writes), or docs/links.md for one of
+// the links cases alone (-cases links), so that each can be measured again without the others.
 func docPage(cases []Case) (page, results string) {
-	if len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return c.Encoding == "" }) {
+	switch {
+	case len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return c.Link == nil }):
+		return linksPage, linksResults
+	case len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return c.Encoding == "" }):
 		return "encodings.md", "encodings-results.json"
+	case len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return c.WriteRate == 0 }):
+		return "writes.md", "writes-results.json"
 	}
 	return "bench.md", DocsResults
 }
@@ -37,10 +43,16 @@ func docPlot(c Case) string { return "bench-" + c.Name + ".svg" }
 
 func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say func(string, ...any)) error {
 	fmt.Fprint(stdout, Terminal(*rep))
+	if rep.onCluster() { // bench.md and its plots explain envtest's /proc figures: the tables and results.json
+		return writeJSON(filepath.Join(runDir, "results.json"), rep)
+	}
 	plot := func(c Case) string { return "plot-" + c.Name + ".svg" }
 	files := map[string]string{filepath.Join(runDir, "bench.md"): Doc(*rep, plot)}
 	for _, c := range rep.Cases {
 		files[filepath.Join(runDir, plot(c))] = caseSVG(*rep, c)
+	}
+	if len(rep.linkCases()) > 0 {
+		files[filepath.Join(runDir, linksPlot)] = LinksSVG(*rep)
 	}
 	page, results := docPage(rep.Cases)
 	if o.docs {
@@ -51,6 +63,9 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 		files[filepath.Join(dir, page)] = Doc(*rep, docPlot)
 		for _, c := range rep.Cases {
 			files[filepath.Join(dir, docPlot(c))] = caseSVG(*rep, c)
+		}
+		if len(rep.linkCases()) > 0 {
+			files[filepath.Join(dir, linksPlot)] = LinksSVG(*rep)
 		}
 	}
 	for path, text := range files {
@@ -95,6 +110,11 @@ func (rep Report) measuredOn(c Case) []string {
 	return names
 }
 
+// onCluster reports a run on a user's cluster (make bench -kubeconfig).
+func (rep Report) onCluster() bool {
+	return slices.ContainsFunc(rep.Servers, func(s ServerInfo) bool { return s.Cluster != "" })
+}
+
 func (rep Report) serverNames() []string {
 	var names []string
 	for _, s := range rep.Servers {
@@ -126,11 +146,16 @@ func Terminal(rep Report) string {
 		return b.String()
 	}
 	for _, sv := range rep.Servers {
+		table := CaseTable
+		if !rep.apiMeasured(sv.Name) {
+			table = ClientTable
+		}
 		for _, c := range rep.Cases {
 			if slices.Contains(rep.measuredOn(c), sv.Name) {
-				fmt.Fprintf(&b, "\n== kube-apiserver %s, %s ==\n%s", sv.Name, c, CaseTable(rep.Results, sv.Name, c, c.Runs(rep.Ks)))
+				fmt.Fprintf(&b, "\n== kube-apiserver %s, %s ==\n%s", sv.Name, c, table(rep.Results, sv.Name, c, c.Runs(rep.Ks)))
 			}
 		}
+		fmt.Fprintf(&b, "%s\n", rep.sourceNote(sv))
 	}
 	for _, c := range rep.Cases {
 		if names := rep.measuredOn(c); len(names) > 1 {
@@ -146,12 +171,21 @@ func Terminal(rep Report) string {
 	if ws := rep.writeCases(); len(ws) > 0 {
 		for _, sv := range rep.measuredOn(ws[0]) {
 			fmt.Fprintf(&b, "\n== kube-apiserver %s, writes during the initial sync ==\n%s", sv, WritesTable(rep, sv, ws))
+			for _, f := range WritesFindings(rep, sv, ws) {
+				fmt.Fprintf(&b, "- %s\n", f)
+			}
 		}
+	}
+	if ls := rep.linkCases(); len(ls) > 0 {
+		terminalLinks(&b, rep, ls)
 	}
 	if overhead {
 		overheadTable()
 	}
-	fmt.Fprintf(&b, "\n%s\nbench took %s\n", Headline(rep), took)
+	if h := Headline(rep); h != "" {
+		fmt.Fprintf(&b, "\n%s\n", h)
+	}
+	fmt.Fprintf(&b, "\nbench took %s\n", took)
 	return b.String()
 }
 
@@ -209,19 +243,28 @@ func overheadPoint(rep Report) (server string, k int, ok bool) {
 
 // Headline states, at the largest K of each case and server by server, the ratio
 // streaming/LIST→WATCH of kube-apiserver's absolute peak memory (robust: it does not depend on
-// what the GC left resident) and, beside it, the growth above baseline of each mode.
+// what the GC left resident) and, beside it, the growth above baseline of each mode; "" when
+// no server's memory was read in every run (a cluster's /metrics).
 func Headline(rep Report) string {
 	var parts []string
 	for _, c := range rep.Cases {
 		k := rep.maxK(c)
 		var per []string
 		for _, sv := range rep.measuredOn(c) {
+			if !rep.apiMeasured(sv) {
+				continue
+			}
 			l, s := Point{sv, c.Name, k, List, false}, Point{sv, c.Name, k, Streaming, false}
 			per = append(per, fmt.Sprintf("%s %s (+%s / +%s MiB)", sv,
 				RatioCell(s.Summarize(rep.Results, APIPeak), l.Summarize(rep.Results, APIPeak), APIPeak),
 				fmtMedian(l.Summarize(rep.Results, APIMem), 0), fmtMedian(s.Summarize(rep.Results, APIMem), 0)))
 		}
-		parts = append(parts, fmt.Sprintf("**%s** at K=%d: %s", c.Name, k, strings.Join(per, ", ")))
+		if len(per) > 0 {
+			parts = append(parts, fmt.Sprintf("**%s** at K=%d: %s", c.Name, k, strings.Join(per, ", ")))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
 	}
 	return "kube-apiserver's peak memory, streaming/LIST→WATCH (medians; in parentheses the growth above baseline, LIST→WATCH / streaming): " + strings.Join(parts, "; ") + "."
 }
@@ -303,6 +346,9 @@ func Doc(rep Report, plot func(Case) string) string {
 	if ws := rep.writeCases(); len(ws) > 0 {
 		writesSection(p, rep, ws)
 	}
+	if ls := rep.linkCases(); len(ls) > 0 {
+		linksSection(p, rep, ls)
+	}
 	p("## Every point, server by server\n\n")
 	p("Cells are medians with the min–max of the repeats in parentheses. *requests*, *MiB received* (after decompression) and *MiB on the wire* (before) are summed over the K informers at the moment each reported synced.\n\n")
 	for _, sv := range rep.Servers {
@@ -331,10 +377,17 @@ func Doc(rep Report, plot func(Case) string) string {
 func docHeader(p func(string, ...any), rep Report) {
 	took := rep.Finished.Sub(rep.Started).Round(time.Second)
 	page, results := docPage(rep.Cases)
-	if page == "bench.md" {
+	switch page {
+	case linksPage:
+		p("# make bench -cases links: LIST→WATCH against streaming lists through a link to kube-apiserver (a round trip added, a bandwidth cap, a slow reader), by server version\n\n")
+		p("<!-- Generated by `make bench ARGS=\"-cases links -docs\"` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
+	case "writes.md":
+		p("# make bench -cases writes: LIST→WATCH against streaming lists while a writer writes during the initial sync, by server version\n\n")
+		p("<!-- Generated by `make bench ARGS=\"-cases writes -docs\"` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
+	case "bench.md":
 		p("# make bench: what kube-apiserver and the client spend when informers start, LIST→WATCH against streaming lists, by server version\n\n")
 		p("<!-- Generated by `make bench ARGS=-docs` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
-	} else {
+	default:
 		p("# make bench -cases cbor: the same objects in JSON, protobuf and CBOR, what kube-apiserver and the client spend when informers start, by server version\n\n")
 		p("<!-- Generated by `make bench ARGS=\"-cases cbor -docs\"` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
 	}
@@ -394,7 +447,12 @@ func docMeasured(p func(string, ...any), rep Report) {
 	if len(rep.encodings()) > 0 {
 		p("- The encoding cases (`-cases cbor`) seed the same objects once per case. A run counts as measured only if every body its informers received came in the case's encoding (parameters such as `;stream=watch` aside, `application/cbor-seq` for a CBOR watch): the lab counts the media types of its 200 responses, and make bench refuses a run that got another.\n")
 	}
-	if page, _ := docPage(rep.Cases); page != "bench.md" {
+	switch page, _ := docPage(rep.Cases); page {
+	case "bench.md":
+	case linksPage, "writes.md":
+		p("\nRegenerate with the command at the top of this page (`SERVERS=` picks the servers).\n")
+		return
+	default:
 		p("\nRegenerate with the command at the top of this page (`SERVERS=` picks the servers; the CBOR cases need servers with %s).\n", cborGate)
 		return
 	}

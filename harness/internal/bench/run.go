@@ -60,6 +60,9 @@ type Result struct {
 	ContentTypes []string `json:"contentTypes,omitempty"`
 
 	APICPUMillis float64 `json:"apiCPUMillis"` // kube-apiserver's CPU time (user + system) from the baseline to sync
+	// APIMissing says why the run has no kube-apiserver figures (a cluster whose /metrics the
+	// user may not read, or that several processes answered): "" when it has them.
+	APIMissing string `json:"apiMissing,omitempty"`
 
 	LabPeakHWM     int64 `json:"labPeakHWM"` // the lab process's VmHWM (a fresh process each run)
 	LabPeakSampled int64 `json:"labPeakSampled"`
@@ -76,6 +79,8 @@ type Result struct {
 	// Detector is how many checks client-go's inconsistency detectors made (-detectors); they
 	// panic, and the lab with them, on a difference.
 	Detector int `json:"detector,omitempty"`
+	// Watch is what a link case's watch run saw of each informer's first watch (watchRun).
+	Watch *WatchLife `json:"watch,omitempty"`
 }
 
 // APIDelta is the apiserver's peak above its baseline, from VmHWM.
@@ -112,6 +117,10 @@ type ServerInfo struct {
 	Gates    string // its settings: the --feature-gates and flags it got (record.SplitServerSettings)
 	Reported string // what its /version said, e.g. "v1.37.2"
 	Etcd     string
+	// Cluster is the kubeconfig (and context) of a user's cluster, "" for envtest; Source says
+	// where its memory and CPU came from, "" for /proc of the local process.
+	Cluster string `json:",omitempty"`
+	Source  string `json:",omitempty"`
 }
 
 // Versions of the client side. APIServer and Etcd are those of results.json files written
@@ -155,6 +164,8 @@ type bed struct {
 	alone      []Result        // the writes cases' baselines (Report.Alone)
 	dyn        dynamic.Interface
 	apiPID     int
+	meter      apiMeter       // kube-apiserver's memory and CPU around each run
+	cluster    *clusterTarget // the user's cluster, nil on envtest
 	bin        string
 	kubeconfig string
 	runDir     string
@@ -181,7 +192,13 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	if err := Guard(loads, o.memFactor, avail); err != nil {
 		return "", err
 	}
-	if err := servers.Provision(ctx, o.servers, say, stderr); err != nil {
+	var cl *clusterTarget
+	if o.kubeconfig != "" {
+		if cl, err = openCluster(ctx, o, cases); err != nil {
+			return "", err
+		}
+		o.servers = []servers.Server{cl.server}
+	} else if err := servers.Provision(ctx, o.servers, say, stderr); err != nil {
 		return "", err
 	}
 	rep.Machine = ReadMachine()
@@ -207,25 +224,12 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	rep.Lab, rep.Versions = o.lab, Versions{ClientGo: clientGo, GoHarness: runtime.Version(), GoLab: goVersionOf(bin)}
 	say("built %s (client-go %s)", o.lab, clientGo)
 
-	// 2. Each server in turn, on its own etcd; each case seeded into it, measured, removed.
-	total := 0
-	for _, sv := range o.servers {
-		for _, c := range cases {
-			if c.On(sv) {
-				total += len(c.Runs(o.ks)) * o.repeats * len(Modes)
-			}
-		}
-	}
-	if o.overheadOnly {
-		total = 0
-	}
-	if o.overhead && slices.ContainsFunc(cases, func(c Case) bool { return c.Name == "small" }) {
-		total += 2 * o.repeats // on the first server
-	}
-	progress := &progress{total: total, start: time.Now()}
+	// 2. Each server in turn, on its own etcd (or the cluster); each case seeded into it,
+	// measured, removed.
+	progress := &progress{total: o.runCount(cases), start: time.Now()}
 	for i, sv := range o.servers {
 		say("server %d of %d: kube-apiserver %s", i+1, len(o.servers), sv.Name())
-		info, results, alone, err := measureServer(ctx, sv, cases, o, bin, filepath.Join(tmp, fmt.Sprintf("kubeconfig-%d", i)), runDir, rep.Seeding, progress, say)
+		info, results, alone, err := measureServer(ctx, sv, cl, cases, o, bin, filepath.Join(tmp, fmt.Sprintf("kubeconfig-%d", i)), runDir, rep.Seeding, progress, say)
 		rep.Results, rep.Alone = append(rep.Results, results...), append(rep.Alone, alone...)
 		if info.Name != "" {
 			rep.Servers = append(rep.Servers, info)
@@ -241,6 +245,25 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	return runDir, writeReport(rep, o, runDir, stdout, say)
 }
 
+// runCount is how many runs, each one lab process, o makes of cases on o.servers.
+func (o options) runCount(cases []Case) int {
+	total := 0
+	for _, sv := range o.servers {
+		for _, c := range cases {
+			if c.On(sv) && !o.overheadOnly {
+				total += len(c.Runs(o.ks)) * o.repeats * len(Modes)
+			}
+			if c.On(sv) && c.Link != nil && o.linkWatch > 0 {
+				total += len(Modes) // its watch runs
+			}
+		}
+	}
+	if o.overhead && slices.ContainsFunc(cases, func(c Case) bool { return c.Name == "small" }) {
+		total += 2 * o.repeats // on the first server
+	}
+	return total
+}
+
 // progress says how far a run is and, from the runs so far, about when it ends.
 type progress struct {
 	total, done int
@@ -253,9 +276,10 @@ func (p *progress) step() string {
 	return fmt.Sprintf("[%d/%d, about %s left]", p.done, p.total, left.Round(time.Minute))
 }
 
-// measureServer starts one kube-apiserver (and its etcd), runs every case on it and stops it.
-func measureServer(ctx context.Context, sv servers.Server, cases []Case, o options, bin, kubeconfig, runDir string, seeding map[string]time.Duration, p *progress, say func(string, ...any)) (info ServerInfo, results, alone []Result, err error) {
-	b := &bed{sv: sv, server: sv.Name(), slug: sv.Slug(), bin: bin, kubeconfig: kubeconfig, runDir: runDir, o: o, say: say, progress: p}
+// measureServer starts one kube-apiserver (and its etcd), or attaches to the user's cluster
+// (cl), runs every case on it and stops it.
+func measureServer(ctx context.Context, sv servers.Server, cl *clusterTarget, cases []Case, o options, bin, kubeconfig, runDir string, seeding map[string]time.Duration, p *progress, say func(string, ...any)) (info ServerInfo, results, alone []Result, err error) {
+	b := &bed{sv: sv, server: sv.Name(), slug: sv.Slug(), bin: bin, kubeconfig: kubeconfig, runDir: runDir, o: o, say: say, progress: p, cluster: cl}
 	results, err = b.measureAll(ctx, cases, seeding, &info)
 	return info, results, b.alone, err
 }
@@ -263,25 +287,20 @@ func measureServer(ctx context.Context, sv servers.Server, cases []Case, o optio
 // measureAll is measureServer on its bed.
 func (b *bed) measureAll(ctx context.Context, cases []Case, seeding map[string]time.Duration, info *ServerInfo) (results []Result, err error) {
 	sv := b.sv
-	cp, err := controlplane.Start(ctx, controlplane.Options{Version: sv.Version, Settings: sv.Settings, Progress: cli.Lines(b.say)})
+	var cfg *rest.Config
+	if b.cluster != nil {
+		cfg, err = b.attach(info)
+	} else {
+		var cp *controlplane.ControlPlane
+		if cp, err = b.startEnvtest(ctx, info); err == nil {
+			defer cp.Stop()
+			cfg = cp.Config
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer cp.Stop()
-	b.cp = cp
-	*info = ServerInfo{Name: sv.Name(), Gates: sv.Settings, Reported: cp.ServerVersion, Etcd: etcdVersion(ctx, cp.Assets)}
-	kc, err := cp.AdminKubeconfig("informer-lab-bench")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(b.kubeconfig, kc, 0o600); err != nil {
-		return nil, err
-	}
-	if b.apiPID, err = cp.APIServerPID(); err != nil {
-		return nil, err
-	}
-	b.say("kube-apiserver %s pid %d: VmRSS and VmHWM from /proc/%d/status, CPU from /proc/%d/stat", cp.ServerVersion, b.apiPID, b.apiPID, b.apiPID)
-	cfg := rest.CopyConfig(cp.Config)
+	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 5000, 5000 // seeding: the workers, not client-go's limiter, set the pace
 	if b.cs, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err
@@ -311,17 +330,51 @@ func (b *bed) measureAll(ctx context.Context, cases []Case, seeding map[string]t
 	return results, nil
 }
 
+// startEnvtest starts sv's control plane, writes its admin kubeconfig for the labs and measures
+// its kube-apiserver through /proc; a failed start stops what it started.
+func (b *bed) startEnvtest(ctx context.Context, info *ServerInfo) (cp *controlplane.ControlPlane, err error) {
+	sv := b.sv
+	if cp, err = controlplane.Start(ctx, controlplane.Options{Version: sv.Version, Settings: sv.Settings, Progress: cli.Lines(b.say)}); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			cp.Stop()
+		}
+	}()
+	b.cp = cp
+	*info = ServerInfo{Name: sv.Name(), Gates: sv.Settings, Reported: cp.ServerVersion, Etcd: etcdVersion(ctx, cp.Assets)}
+	kc, err := cp.AdminKubeconfig("informer-lab-bench")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(b.kubeconfig, kc, 0o600); err != nil {
+		return nil, err
+	}
+	if b.apiPID, err = cp.APIServerPID(); err != nil {
+		return nil, err
+	}
+	b.meter = &procMeter{b: b}
+	b.say("kube-apiserver %s pid %d: VmRSS and VmHWM from /proc/%d/status, CPU from /proc/%d/stat", cp.ServerVersion, b.apiPID, b.apiPID, b.apiPID)
+	return cp, nil
+}
+
 func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding time.Duration, err error) {
 	if !c.On(b.sv) {
 		b.say("%s: skipped on kube-apiserver %s, which runs without %s", c.Name, b.server, c.Gate)
 		return nil, 0, nil
 	}
 	ns := "bench-" + c.Name + "-" + utilrand.String(5)
-	if err := controlplane.EnsureNamespace(ctx, b.cs, ns); err != nil {
+	create := func() error { return controlplane.EnsureNamespace(ctx, b.cs, ns) }
+	if b.cluster != nil { // named, and its permissions checked, before anything was created
+		ns = b.cluster.namespaces[c.Name]
+		create = func() error { return b.cluster.CreateNamespace(ctx, ns) }
+	}
+	if err := create(); err != nil {
 		return nil, 0, err
 	}
-	defer func() {
-		if cerr := b.removeNamespace(ns); cerr != nil && err == nil {
+	defer func() { // on an error and on Ctrl-C too: removeNamespace takes its own context
+		if cerr := b.removeNamespace(ns, c); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
@@ -351,9 +404,13 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 			}
 		}
 	}
+	ws, err := b.watchRuns(ctx, c, ns, results)
+	if results = append(results, ws...); err != nil {
+		return results, seeding, err
+	}
 	// The harness's own cost: the same point with wire logging, alternating with -quiet, on the
 	// first server.
-	if b.o.overhead && c.Name == "small" && b.server == b.o.servers[0].Name() {
+	if b.o.overhead && c.Name == "small" && b.sv == b.o.servers[0] {
 		k := b.o.maxK()
 		for rep := 1; rep <= b.o.repeats; rep++ {
 			for _, logged := range []bool{false, true} {
@@ -435,10 +492,15 @@ func randomBytes(i uint64, size int64) []byte {
 }
 
 // removeNamespace deletes the seeded objects and the namespace. envtest runs no namespace
-// controller, so the harness empties it and clears its finalizer itself.
-func (b *bed) removeNamespace(ns string) error {
+// controller, so the harness empties it and clears its finalizer itself; on a cluster it
+// deletes the case's objects and the namespace, and leaves the finalizing to the cluster's own
+// namespace controller (leaveNamespace).
+func (b *bed) removeNamespace(ns string, c Case) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	if b.cluster != nil {
+		return b.leaveNamespace(ctx, ns, c)
+	}
 	if err := b.cs.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("delete the ConfigMaps of %s: %w", ns, err)
 	}
@@ -490,26 +552,17 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 		return r, err
 	}
 	r.Settled = settled
-	// The baseline is VmRSS at the reset, which VmHWM takes as its starting value.
-	if err := ResetHWM(b.apiPID); err != nil {
-		return r, fmt.Errorf("reset the apiserver's VmHWM: %w", err)
-	}
-	at, err := procs.ReadMem(b.apiPID)
-	if err != nil {
-		return r, fmt.Errorf("read the apiserver's memory: %w", err)
-	}
-	r.APIBaseline = at.HWM
-	cpu0, err := procs.ReadCPU(b.apiPID)
-	if err != nil {
-		return r, fmt.Errorf("read the apiserver's CPU time: %w", err)
-	}
 	var metrics0 map[string]float64
-	if c.WriteRate > 0 {
+	if c.WriteRate > 0 && b.metricsReadable() {
 		if metrics0, err = readMetrics(ctx, b.cs, c.Resource); err != nil {
 			return r, err
 		}
 	}
-	sampler := StartSampler(b.o.interval, b.apiPID)
+	if err := b.meter.begin(ctx, &r); err != nil {
+		return r, err
+	}
+	defer b.meter.end(ctx, nil)           // stops sampling after an error; once ended, does nothing
+	sampler := StartSampler(b.o.interval) // the lab's VmRSS, once it has a pid
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -518,8 +571,16 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 	}()
 
 	name := fmt.Sprintf("%s-%s-k%02d-%s-%d", b.slug, label, k, m, rep)
-	args := []string{"-kubeconfig", b.kubeconfig, "-records", "-", "-name", b.o.lab, "-namespace", ns,
+	lk, err := b.openLink(c, name) // a links case's proxy; else the lab's own kubeconfig
+	if err != nil {
+		return r, err
+	}
+	defer lk.close()
+	args := []string{"-kubeconfig", lk.kubeconfig, "-records", "-", "-name", b.o.lab, "-namespace", ns,
 		"-informers", fmt.Sprint(k), "-watch-list", m.Gate()}
+	if b.o.kubeContext != "" {
+		args = append(args, "-context", b.o.kubeContext)
+	}
 	if c.Kind != "" {
 		args = append(args, "-kind", c.Kind)
 	}
@@ -558,33 +619,28 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 		return r, fmt.Errorf("%s: %w", name, err)
 	}
 	r.WallMillis = float64(time.Since(start).Microseconds()) / 1000
-	cpu1, err := procs.ReadCPU(b.apiPID)
-	if err != nil {
-		return r, fmt.Errorf("read the apiserver's CPU time: %w", err)
+	if err := b.meter.end(ctx, &r); err != nil {
+		return r, err
 	}
 	var writes []record.Record
 	if load != nil {
 		var stats WriterStats
 		stats, writes = load.Stop(c.WriteRate)
 		r.Writer = &stats
-		metrics1, err := readMetrics(ctx, b.cs, c.Resource)
-		if err != nil {
-			return r, err
+		if metrics0 != nil {
+			metrics1, err := readMetrics(ctx, b.cs, c.Resource)
+			if err != nil {
+				return r, err
+			}
+			r.Metrics = metricDeltas(metrics0, metrics1)
 		}
-		r.Metrics = metricDeltas(metrics0, metrics1)
 	}
-	r.APICPUMillis = float64((cpu1 - cpu0).Microseconds()) / 1000
 	lab, err := procs.ReadMem(p.PID())
 	if err != nil {
 		return r, fmt.Errorf("read the lab's memory: %w", err)
 	}
 	peaks, samples := sampler.Stop()
 	stopped = true
-	api, err := procs.ReadMem(b.apiPID)
-	if err != nil {
-		return r, fmt.Errorf("read the apiserver's memory: %w", err)
-	}
-	r.APIPeakHWM, r.APIPeakSampled = api.HWM, peaks[b.apiPID]
 	r.LabPeakHWM, r.LabPeakSampled, r.Samples = lab.HWM, peaks[p.PID()], samples
 	var fresh record.Record
 	if load != nil {
@@ -608,9 +664,12 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 		r.Detector = detectorRuns(p.Setups())
 		b.say("%s: %s; %s", name, r.Writer.line(), deliveryText(r.Problems))
 	}
-	b.say("%-44s apiserver +%s (sampled +%s, baseline %s, CPU %.1fs)  sync %s  %d requests  %s received (%s on the wire)  lab peak %s  %s",
-		name, FormatBytes(r.APIDelta()), FormatBytes(r.APIDeltaSampled()), FormatBytes(r.APIBaseline), r.APICPUMillis/1000,
-		time.Duration(r.SyncMillis*float64(time.Millisecond)).Round(time.Millisecond), r.Requests, FormatBytes(r.Bytes), FormatBytes(r.WireBytes), FormatBytes(r.LabPeakHWM), b.progress.step())
+	api := fmt.Sprintf("apiserver +%s (sampled +%s, baseline %s, CPU %.1fs)", FormatBytes(r.APIDelta()), FormatBytes(r.APIDeltaSampled()), FormatBytes(r.APIBaseline), r.APICPUMillis/1000)
+	if r.APIMissing != "" {
+		api = "apiserver n/a"
+	}
+	b.say("%-44s %s  sync %s  %d requests  %s received (%s on the wire)  lab peak %s  %s",
+		name, api, time.Duration(r.SyncMillis*float64(time.Millisecond)).Round(time.Millisecond), r.Requests, FormatBytes(r.Bytes), FormatBytes(r.WireBytes), FormatBytes(r.LabPeakHWM), b.progress.step())
 	return r, nil
 }
 
@@ -723,33 +782,110 @@ func (b *bed) widgetCacheReady(ctx context.Context, ns string) error {
 	return nil
 }
 
+// settle waits, at most -settle, until the apiserver's memory stops moving, so that what the
+// previous run left in its heap does not absorb the next run's peak. It returns the settled
+// resident memory, and whether it held still in time.
+func (b *bed) settle(ctx context.Context) (int64, bool, error) { return b.meter.settle(ctx) }
+
+// apiMeter reads kube-apiserver's memory and CPU around each run: procMeter from /proc of the
+// local process, metricsMeter from a cluster's GET /metrics.
+type apiMeter interface {
+	settle(ctx context.Context) (rss int64, settled bool, err error)
+	// begin reads the baseline into r and starts sampling.
+	begin(ctx context.Context, r *Result) error
+	// end stops sampling and fills r's peaks and CPU; with r nil (after an error) it only
+	// stops, and once ended it does nothing.
+	end(ctx context.Context, r *Result) error
+}
+
+// procMeter is the local kube-apiserver's /proc/<pid>: VmHWM reset to VmRSS before each run
+// (the baseline), read at sync (the peak), VmRSS sampled every -interval, and utime + stime.
+type procMeter struct {
+	b       *bed // its apiPID changes with each restart
+	sampler *Sampler
+	cpu0    time.Duration
+}
+
 // settle asks the apiserver for a garbage collection (its /debug/pprof/heap?gc=1, on by
-// default) and waits until its VmRSS stops moving, so that what the previous run left in its
-// heap does not absorb the next run's peak. It returns the settled VmRSS.
-func (b *bed) settle(ctx context.Context) (int64, bool, error) {
-	if _, err := b.cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(ctx); err != nil {
+// default) and waits until its VmRSS holds still.
+func (m *procMeter) settle(ctx context.Context) (int64, bool, error) {
+	if _, err := m.b.cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(ctx); err != nil {
 		return 0, false, fmt.Errorf("ask the apiserver for a GC (/debug/pprof/heap?gc=1): %w", err)
 	}
-	const step, window = 100 * time.Millisecond, 10 // stable: within 1% (or 2 MiB) over 1 s
-	var hist []int64
-	deadline := time.Now().Add(b.o.settle)
-	for {
-		m, err := procs.ReadMem(b.apiPID)
+	return holdStill(ctx, 100*time.Millisecond, 10, m.b.o.settle, func() (int64, error) {
+		mem, err := procs.ReadMem(m.b.apiPID)
 		if err != nil {
-			return 0, false, fmt.Errorf("read the apiserver's memory: %w", err)
+			return 0, fmt.Errorf("read the apiserver's memory: %w", err)
 		}
-		hist = append(hist, m.RSS)
+		return mem.RSS, nil
+	})
+}
+
+func (m *procMeter) begin(ctx context.Context, r *Result) error {
+	pid := m.b.apiPID
+	// The baseline is VmRSS at the reset, which VmHWM takes as its starting value.
+	if err := ResetHWM(pid); err != nil {
+		return fmt.Errorf("reset the apiserver's VmHWM: %w", err)
+	}
+	at, err := procs.ReadMem(pid)
+	if err != nil {
+		return fmt.Errorf("read the apiserver's memory: %w", err)
+	}
+	r.APIBaseline = at.HWM
+	if m.cpu0, err = procs.ReadCPU(pid); err != nil {
+		return fmt.Errorf("read the apiserver's CPU time: %w", err)
+	}
+	m.sampler = StartSampler(m.b.o.interval, pid)
+	return nil
+}
+
+func (m *procMeter) end(ctx context.Context, r *Result) error {
+	if m.sampler == nil {
+		return nil
+	}
+	pid := m.b.apiPID
+	cpu1, cpuErr := procs.ReadCPU(pid)
+	peaks, _ := m.sampler.Stop()
+	m.sampler = nil
+	if r == nil {
+		return nil
+	}
+	if cpuErr != nil {
+		return fmt.Errorf("read the apiserver's CPU time: %w", cpuErr)
+	}
+	api, err := procs.ReadMem(pid)
+	if err != nil {
+		return fmt.Errorf("read the apiserver's memory: %w", err)
+	}
+	r.APIPeakHWM, r.APIPeakSampled = api.HWM, peaks[pid]
+	r.APICPUMillis = float64((cpu1 - m.cpu0).Microseconds()) / 1000
+	return nil
+}
+
+// holdStill reads a resident size every step until the last window+1 reads lie within 1% (or
+// 2 MiB) of each other, or bound has passed; it returns the last read and whether it held.
+func holdStill(ctx context.Context, step time.Duration, window int, bound time.Duration, read func() (int64, error)) (int64, bool, error) {
+	var hist []int64
+	deadline := time.Now().Add(bound)
+	for {
+		rss, err := read()
+		if err != nil && ctx.Err() != nil {
+			return 0, false, fmt.Errorf("interrupted: %w", ctx.Err())
+		} else if err != nil {
+			return 0, false, err
+		}
+		hist = append(hist, rss)
 		if n := len(hist); n > window {
 			lo, hi := hist[n-1-window], hist[n-1-window]
 			for _, v := range hist[n-1-window:] {
 				lo, hi = min(lo, v), max(hi, v)
 			}
 			if hi-lo <= max(hi/100, 2<<20) {
-				return m.RSS, true, nil
+				return rss, true, nil
 			}
 		}
 		if time.Now().After(deadline) {
-			return m.RSS, false, nil
+			return rss, false, nil
 		}
 		select {
 		case <-ctx.Done():

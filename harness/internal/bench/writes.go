@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/compare/findings"
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/lab/mutator"
 	"informer-lab/record"
@@ -25,6 +26,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 )
 
 // Writes during the initial sync (-cases writes): a writer creates, updates and deletes
@@ -288,11 +291,20 @@ var watchCacheMetrics = []string{
 // readMetrics reads watchCacheMetrics for resource from kube-apiserver's /metrics, each series
 // under its name and its labels other than the resource's: "apiserver_watch_cache_consistent_read_total{fallback="true",success="true"}".
 func readMetrics(ctx context.Context, cs kubernetes.Interface, resource string) (map[string]float64, error) {
+	text, err := getMetrics(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	return parseMetrics(text, resource), nil
+}
+
+// getMetrics is kube-apiserver's GET /metrics, in Prometheus's text format.
+func getMetrics(ctx context.Context, cs kubernetes.Interface) (string, error) {
 	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read kube-apiserver's /metrics: %w", err)
+		return "", fmt.Errorf("read kube-apiserver's /metrics: %w", err)
 	}
-	return parseMetrics(string(raw), resource), nil
+	return string(raw), nil
 }
 
 // parseMetrics takes the series of watchCacheMetrics labelled with resource from Prometheus's
@@ -451,6 +463,9 @@ var (
 	EtcdReads = Metric{"consistent reads sent to etcd", 0, func(r Result) float64 {
 		return r.metricSum("apiserver_watch_cache_consistent_read_total", `fallback="true"`)
 	}, 0}
+	Closed = Metric{"watchers kube-apiserver closed as unresponsive", 0, func(r Result) float64 {
+		return r.metricSum("apiserver_terminated_watchers_total", "")
+	}, 0}
 	Written = Metric{"writes made", 0, func(r Result) float64 { return writerOf(r, func(s WriterStats) float64 { return float64(s.Writes) }) }, 0}
 )
 
@@ -473,46 +488,116 @@ func (r Result) metricSum(name, label string) float64 {
 }
 
 // WritesTable is the writes cases on one server: per rate, the writer alone, then each mode
-// (medians over the repeats): how long the informers took to sync, what the writer's and the
-// reader's requests met meanwhile, what kube-apiserver spent, and the runs' check.
+// (medians over the repeats): how long the informers took to sync and what they asked for,
+// what the writer's and the reader's requests met meanwhile, what kube-apiserver spent and
+// counted, and the runs' check.
 func WritesTable(rep Report, server string, cases []Case) string {
-	header := []string{"writes/s", "informers", "sync s", "writes", "write p50 / p99 / max ms", "consistent LIST p99 / max ms",
-		"apiserver +MiB", "apiserver CPU s", "reads sent to etcd", "check"}
+	header := []string{"writes/s", "informers", "sync s", "requests", "MiB received", "writes", "write p50 / p99 / max ms", "consistent LIST p99 / max ms",
+		"apiserver +MiB", "apiserver CPU s", "watchers closed", "reads sent to etcd", "check"}
 	var rows [][]string
 	for _, c := range cases {
 		k := rep.maxK(c)
-		med := func(xs []float64) Summary { return Summarize(slices.DeleteFunc(xs, math.IsNaN)) }
 		writer := func(runs []Result) []string {
-			val := func(m Metric) string {
-				var xs []float64
-				for _, r := range runs {
-					xs = append(xs, m.Of(r))
-				}
-				return fmtMedian(med(xs), m.Decimals)
-			}
-			return []string{val(Written), val(WriteP50) + " / " + val(WriteP99) + " / " + val(WriteMax), val(ReadP99) + " / " + val(ReadMax)}
+			return []string{medianOf(runs, Written), medianOf(runs, WriteP50) + " / " + medianOf(runs, WriteP99) + " / " + medianOf(runs, WriteMax),
+				medianOf(runs, ReadP99) + " / " + medianOf(runs, ReadMax)}
 		}
-		var alone []Result
-		for _, r := range rep.Alone {
-			if r.Server == server && r.Case == c.Name {
-				alone = append(alone, r)
-			}
-		}
-		rows = append(rows, slices.Concat([]string{fmt.Sprint(c.WriteRate), "none (writer alone)", ""}, writer(alone), []string{"", "", "", ""}))
+		alone := rep.aloneRuns(server, c.Name)
+		rows = append(rows, slices.Concat([]string{fmt.Sprint(c.WriteRate), "none (writer alone)", "", "", ""}, writer(alone), []string{"", "", "", "", ""}))
 		for _, m := range Modes {
-			p := Point{server, c.Name, k, m, false}
-			var runs []Result
-			for _, r := range rep.Results {
-				if r.Server == p.Server && r.Case == p.Case && r.K == p.K && r.Mode == p.Mode && !r.Logged {
-					runs = append(runs, r)
-				}
-			}
-			rows = append(rows, slices.Concat([]string{fmt.Sprint(c.WriteRate), fmt.Sprintf("%d, %s", k, m.Title()), fmtMedian(p.Summarize(rep.Results, SyncTime), 2)},
+			runs := rep.runsAt(Point{server, c.Name, k, m, false})
+			rows = append(rows, slices.Concat([]string{fmt.Sprint(c.WriteRate), fmt.Sprintf("%d, %s", k, m.Title()), medianOf(runs, SyncTime), medianOf(runs, Requests), medianOf(runs, Received)},
 				writer(runs),
-				[]string{fmtMedian(p.Summarize(rep.Results, APIMem), 0), fmtMedian(p.Summarize(rep.Results, APICPU), 1), fmtMedian(p.Summarize(rep.Results, EtcdReads), 0), checkCell(runs)}))
+				[]string{medianOf(runs, APIMem), medianOf(runs, APICPU), medianOf(runs, Closed), medianOf(runs, EtcdReads), checkCell(runs)}))
 		}
 	}
 	return Table(header, rows)
+}
+
+// medianOf is m's median over runs, "n/a" for none (a figure a run did not have: NaN).
+func medianOf(runs []Result, m Metric) string {
+	return fmtMedian(Summarize(values(runs, m)), m.Decimals)
+}
+
+// values are m of each run that has it (not NaN).
+func values(runs []Result, m Metric) []float64 {
+	var xs []float64
+	for _, r := range runs {
+		if x := m.Of(r); !math.IsNaN(x) {
+			xs = append(xs, x)
+		}
+	}
+	return xs
+}
+
+// runsAt are the runs of p.
+func (rep Report) runsAt(p Point) []Result {
+	var runs []Result
+	for _, r := range rep.Results {
+		if r.Server == p.Server && r.Case == p.Case && r.K == p.K && r.Mode == p.Mode && r.Logged == p.Logged {
+			runs = append(runs, r)
+		}
+	}
+	return runs
+}
+
+// aloneRuns are a writes case's baselines on server.
+func (rep Report) aloneRuns(server, caseName string) []Result {
+	var runs []Result
+	for _, r := range rep.Alone {
+		if r.Server == server && r.Case == caseName {
+			runs = append(runs, r)
+		}
+	}
+	return runs
+}
+
+// WritesFindings are what the writes runs on server show, by the rule of make bench's findings
+// (findings.Costlier: a median at least 1.2 times the other's, every run above every run of the
+// other): where streaming took longer to sync than LIST→WATCH, asked for more or received more;
+// where the writer's p99 during the sync rose above the writer alone's; and, from any run,
+// watchers kube-apiserver closed and consistent reads it sent to etcd.
+func WritesFindings(rep Report, server string, cases []Case) []string {
+	var out []string
+	for _, c := range cases {
+		k := rep.maxK(c)
+		byMode := map[Mode][]Result{List: rep.runsAt(Point{server, c.Name, k, List, false}), Streaming: rep.runsAt(Point{server, c.Name, k, Streaming, false})}
+		var parts []string
+		for _, m := range []struct {
+			Metric
+			what string
+		}{{SyncTime, "took longer to sync"}, {Requests, "made more requests"}, {Received, "received more bytes"}} {
+			s, l := byMode[Streaming], byMode[List]
+			if r, ok := findings.Costlier(values(s, m.Metric), values(l, m.Metric)); ok {
+				parts = append(parts, fmt.Sprintf("streaming %s (%s against %s, %s)", m.what, medianOf(s, m.Metric), medianOf(l, m.Metric), FormatRatio(r)))
+			}
+		}
+		alone := values(rep.aloneRuns(server, c.Name), WriteP99)
+		for _, m := range Modes {
+			if r, ok := findings.Costlier(values(byMode[m], WriteP99), alone); ok {
+				parts = append(parts, fmt.Sprintf("the writer's p99 during a %s sync was %s its p99 alone", m.Title(), FormatRatio(r)))
+			}
+		}
+		for _, m := range Modes {
+			if n := sum(values(byMode[m], Closed)); n > 0 {
+				parts = append(parts, fmt.Sprintf("kube-apiserver closed %.0f watchers as unresponsive in the %d %s runs", n, len(byMode[m]), m.Title()))
+			}
+			if n := sum(values(byMode[m], EtcdReads)); n > 0 {
+				parts = append(parts, fmt.Sprintf("it sent %.0f consistent reads to etcd in the %d %s runs", n, len(byMode[m]), m.Title()))
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("%s, %d writes/s, K=%d: %s.", server, c.WriteRate, k, strings.Join(parts, "; ")))
+		}
+	}
+	return out
+}
+
+func sum(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t
 }
 
 // checkCell says how many of a point's runs held (every informer got every write after its
@@ -549,9 +634,22 @@ func writesSection(p func(string, ...any), rep Report, ws []Case) {
 	}
 	p("Latencies count from when each request was due, so a writer held up owes its late writes. *none (writer alone)* is the same writer and reader for %s on the settled server before each repeat, with no informer starting. ", alone)
 	p("*reads sent to etcd* is how much kube-apiserver's `apiserver_watch_cache_consistent_read_total{fallback=\"true\"}` for ConfigMaps moved from the baseline to the sync. ")
+	if rep.Fresh {
+		const at = "k8s.io/apiserver@v0.32.13 pkg/storage/cacher/watch_cache.go"
+		p("Each run starts on a kube-apiserver process started just before it (-fresh), as after a restart or an upgrade, when every informer syncs again: its watch cache of ConfigMaps holds the fewest events it can (%s: \"defaultLowerBoundCapacity = 100\"), and it gives each watcher a buffer of at least 10 events (%s: \"minWatchChanSize = 10\"), which grows with that cache, to 100 at most (%s: \"maxWatchChanSizeWithoutIndex = 100\"). ", at, at, at)
+	} else {
+		p("Every run of a server is on one kube-apiserver process (-fresh=false), whose watch cache of ConfigMaps has grown with the seeding's creates. ")
+	}
 	p("These runs log the wire (no `-quiet`): *check* says in how many repeats every informer received, after its own sync point (its LIST's body, or its stream's initial-events-end bookmark), every write made after it, once and in resourceVersion order, and ended with its cache equal to a fresh LIST taken once the writer stopped and a last write had reached every informer.\n\n")
 	for _, sv := range rep.measuredOn(c) {
 		p("kube-apiserver %s:\n\n%s\n", sv, WritesTable(rep, sv, ws))
+		if fs := WritesFindings(rep, sv, ws); len(fs) > 0 {
+			p("What these runs show (the rule of the findings: a median at least %.1f times the other's, every run above every run of the other; counters from any run):\n\n", findings.CostRatio)
+			for _, f := range fs {
+				p("- %s\n", f)
+			}
+			p("\n")
+		}
 	}
 }
 
@@ -576,7 +674,12 @@ func watchDeletions(ctx context.Context, cs kubernetes.Interface, ns string) (*d
 	if err != nil {
 		return nil, fmt.Errorf("the harness's watch of %s: %w", ns, err)
 	}
-	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: l.ResourceVersion})
+	// A RetryWatcher watches again from the last rv it saw when kube-apiserver ends the watch: at
+	// 500 writes/s beside eight streaming informers, 1.32.13 closed a plain watch of the
+	// harness's as unresponsive (measured: the watch ended before the run's last write).
+	w, err := watchtools.NewRetryWatcher(l.ResourceVersion, &cache.ListWatch{WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		return cms.Watch(ctx, o)
+	}})
 	if err != nil {
 		return nil, fmt.Errorf("the harness's watch of %s: %w", ns, err)
 	}

@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"io"
 	"runtime"
 	"strings"
 	"testing"
 
 	"informer-lab/envtestbin"
+	"informer-lab/record"
 )
 
 // Writes during the initial sync, reduced: 300 ConfigMaps, 2 informers, 100 writes/s, both
@@ -72,5 +74,28 @@ apiserver_watch_cache_read_wait_seconds_bucket{resource="configmaps",le="0.005"}
 	r := Result{Metrics: metricDeltas(map[string]float64{`apiserver_watch_cache_consistent_read_total{fallback="true",success="true"}`: 1}, got)}
 	if n := r.metricSum("apiserver_watch_cache_consistent_read_total", `fallback="true"`); n != 1 {
 		t.Errorf("reads sent to etcd: %v, want 1 (2 after, 1 before)", n)
+	}
+}
+
+// -cases writes is one case per rate; a rate, a K or a count that is no number of them is
+// refused with a line naming the flag.
+func TestParseFlagsWrites(t *testing.T) {
+	o, err := parseFlags([]string{"-cases", "writes", "-write-rates", "20, 500", "-writes-k", "4", "-root", "/r"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := o.selected()
+	if len(cs) != 2 || cs[0].Name != "writes-20" || cs[1].WriteRate != 500 || cs[1].Runs(o.ks)[0] != 4 || cs[0].Objects != 10000 || cs[0].Resource != record.ResourceConfigMaps {
+		t.Errorf("cases %+v: want writes-20 and writes-500, 10000 ConfigMaps at K=4", cs)
+	}
+	if page, results := docPage(cs); page != "writes.md" || results != "writes-results.json" {
+		t.Errorf("a writes run's page: %s and %s", page, results)
+	}
+	for args, flag := range map[string]string{"-write-rates 0": "-write-rates", "-write-rates 20,x": "-write-rates", "-writes-k 27": "-writes-k",
+		"-writes-count 0": "-writes-count", "-writes-alone 0s": "-writes-alone"} {
+		_, err := parseFlags(append(strings.Fields(args), "-cases", "writes", "-root", "/r"), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("parseFlags(%s): %v, want an error naming %s", args, err, flag)
+		}
 	}
 }
