@@ -283,7 +283,7 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 	fs.StringVar(&o.serverVersion, "server-version", "", "Kubernetes version of the envtest server (default 1.32.13)")
 	fs.StringVar(&o.gate, "watch-list", c.WatchList, "WatchListClient gate: on, off or default (client-go's own default)")
 	fs.StringVar(&o.kind, "kind", record.KindTypedConfigMaps, "the kind of informer: "+strings.Join(record.Kinds, ", "))
-	fs.StringVar(&o.resource, "resource", "", "what the informers watch, if not their kind's own: "+record.ResourceConfigMaps+" (with -kind "+record.KindDynamicCRD+" or "+record.KindCBOR+", core ConfigMaps instead of the lab's Widgets: make bench's objects in JSON and CBOR) or "+record.ResourceSecrets+" (typed only: make bench's KEP-3157 shape; no writer writes Secrets, so use it with -kubeconfig)")
+	fs.StringVar(&o.resource, "resource", "", "what the informers watch, if not their kind's own: "+record.ResourceConfigMaps+" (with -kind "+record.KindDynamicCRD+" or "+record.KindCBOR+", core ConfigMaps instead of the lab's Widgets: make bench's objects in JSON and CBOR) or "+record.ResourceSecrets+" or "+record.ResourcePods+" (typed only: make bench's KEP-3157 and Pod-scale shapes; no writer writes them, so use it with -kubeconfig)")
 	fs.DurationVar(&o.interval, "interval", 3*time.Second, "time between two writes of the mutator")
 	fs.IntVar(&o.informers, "informers", 2, "how many independent informer factories (A, B, C, ...; at most 26)")
 	fs.BoolVar(&o.quiet, "quiet", false, "record only setup lines and per-informer counts (requests, bytes): no wire decoding, for benchmarks")
@@ -316,12 +316,12 @@ func parseFlags(name string, c Cell, args []string, stderr io.Writer) (options, 
 		return o, usageError{fmt.Errorf("-kind must be one of %s, got %q", strings.Join(record.Kinds, ", "), o.kind)}
 	}
 	switch {
-	case o.resource != "" && o.resource != record.ResourceConfigMaps && o.resource != record.ResourceSecrets:
-		return o, usageError{fmt.Errorf("-resource must be %s or %s, got %q", record.ResourceConfigMaps, record.ResourceSecrets, o.resource)}
+	case o.resource != "" && o.resource != record.ResourceConfigMaps && o.resource != record.ResourceSecrets && o.resource != record.ResourcePods:
+		return o, usageError{fmt.Errorf("-resource must be %s, %s or %s, got %q", record.ResourceConfigMaps, record.ResourceSecrets, record.ResourcePods, o.resource)}
 	case o.resource != "" && o.kind == record.KindAggregated:
 		return o, usageError{fmt.Errorf("-resource %s: -kind %s watches an aggregated apiserver's %s only; drop -resource", o.resource, o.kind, record.AggregatedResource)}
-	case o.resource == record.ResourceSecrets && o.kind != record.KindTypedConfigMaps:
-		return o, usageError{fmt.Errorf("-resource %s works with -kind %s only (the typed factory), got -kind %s", record.ResourceSecrets, record.KindTypedConfigMaps, o.kind)}
+	case (o.resource == record.ResourceSecrets || o.resource == record.ResourcePods) && o.kind != record.KindTypedConfigMaps:
+		return o, usageError{fmt.Errorf("-resource %s works with -kind %s only (the typed factory), got -kind %s", o.resource, record.KindTypedConfigMaps, o.kind)}
 	}
 	if o.interval <= 0 {
 		return o, usageError{fmt.Errorf("-interval must be positive, got %s", o.interval)}

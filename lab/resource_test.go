@@ -11,7 +11,7 @@ import (
 
 // -resource names a core resource the informers watch instead of their kind's own: ConfigMaps
 // for any kind but aggregated (the dynamic and cbor kinds then watch what the typed one does,
-// make bench's encodings), Secrets for the typed kind; anything else is one usage line.
+// make bench's encodings), Secrets and Pods for the typed kind; anything else is one usage line.
 func TestResourceFlag(t *testing.T) {
 	def := Cell{WatchList: "default"}
 	for _, tc := range []struct {
@@ -26,7 +26,9 @@ func TestResourceFlag(t *testing.T) {
 		{"-resource secrets", "secrets", ""},
 		{"-kind dynamic-crd -resource secrets", "", "-resource secrets works with -kind typed-configmaps only"},
 		{"-kind aggregated -kubeconfig k -resource configmaps", "", "-resource configmaps: -kind aggregated watches an aggregated apiserver's flunders only"},
-		{"-resource pods", "", `-resource must be configmaps or secrets, got "pods"`},
+		{"-resource pods", "pods", ""},
+		{"-kind metadata -resource pods", "", "-resource pods works with -kind typed-configmaps only"},
+		{"-resource nodes", "", `-resource must be configmaps, secrets or pods, got "nodes"`},
 	} {
 		o, err := parseFlags("client-v0xx", def, strings.Fields(tc.args), io.Discard)
 		switch {

@@ -133,10 +133,12 @@ const (
 var Kinds = []string{KindTypedConfigMaps, KindSelector, KindMetadata, KindDynamicCRD, KindCR, KindCustomListWatch, KindCustomListWatchOptOut, KindCBOR, KindAggregated}
 
 // What KindTypedConfigMaps's informers watch (the lab's -resource): ConfigMaps, on which the
-// writer writes, or Secrets, which make bench seeds in KEP-3157's shape and nobody writes.
+// writer writes, or Secrets, which make bench seeds in KEP-3157's shape, or Pods, which it
+// seeds in the shape of perf-tests' watch-list job; nobody writes those two.
 const (
 	ResourceConfigMaps = "configmaps"
 	ResourceSecrets    = "secrets"
+	ResourcePods       = "pods"
 )
 
 // The label every object the writer creates carries, and KindSelector's informers select on.

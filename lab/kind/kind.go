@@ -49,7 +49,7 @@ type Options struct {
 	// Logged, if set, returns once the wire has logged the events the informer has read
 	// (wire.Counters.CaughtUp): a HANDLER record then follows its WATCH-EVENT in the log.
 	Logged   func()
-	Resource string // "" for the kind's own (mutator.Watched); record.ResourceSecrets for the typed kind, record.ResourceConfigMaps for any
+	Resource string // "" for the kind's own (mutator.Watched); record.ResourceSecrets or ResourcePods for the typed kind, record.ResourceConfigMaps for any
 	// Discovery is the config controller-runtime's REST mapper discovers with: its requests are
 	// not the informer's, and stay off its tag.
 	Discovery *rest.Config
@@ -146,9 +146,12 @@ func typed(cfg *rest.Config, o Options, selected bool) (Informer, error) {
 	// Asking the factory for an informer registers it, and Start starts every one registered:
 	// ask for the one watched only.
 	var inf cache.SharedIndexInformer
-	if o.Resource == record.ResourceSecrets {
+	switch o.Resource {
+	case record.ResourceSecrets:
 		inf = f.Core().V1().Secrets().Informer()
-	} else {
+	case record.ResourcePods:
+		inf = f.Core().V1().Pods().Informer()
+	default:
 		inf = f.Core().V1().ConfigMaps().Informer()
 	}
 	return newFactory(f.Start, f.Shutdown, inf, o)

@@ -120,7 +120,7 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(stderr)
-	for sc.Scan() && !strings.Contains(sc.Text(), "writing") {
+	for sc.Scan() && !strings.Contains(sc.Text(), scriptStarts) {
 	}
 	cmd.Process.Signal(syscall.SIGINT)
 	// The second signal only once the harness says it took the first: two SIGINTs sent while
@@ -144,6 +144,11 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 	labtest.CheckNoChildren(t)
 }
 
+// scriptStarts is what the harness says once every lab synced, as its writer starts the
+// scenario's script (scenario.go): the tests interrupt it from then on. Not just "writing": a
+// line of anything else that holds the word would send the signal before the labs exist.
+const scriptStarts = "changes (seed "
+
 // Ctrl-C mid-run: the harness (a real process) stops the labs, etcd and kube-apiserver, keeps
 // what was written, and exits non-zero.
 func TestInterruptMidRun(t *testing.T) {
@@ -158,7 +163,7 @@ func TestInterruptMidRun(t *testing.T) {
 	var seen []string
 	for sc.Scan() {
 		seen = append(seen, sc.Text())
-		if strings.Contains(sc.Text(), "writing") {
+		if strings.Contains(sc.Text(), scriptStarts) {
 			time.Sleep(1500 * time.Millisecond) // mid-writes
 			cmd.Process.Signal(syscall.SIGINT)
 			break
@@ -180,7 +185,7 @@ func TestInterruptMidRun(t *testing.T) {
 	for _, lab := range []string{"client-v031", "client-v032"} {
 		recs, err := record.ReadFile(filepath.Join(runs[0], lab+".jsonl"))
 		if err != nil {
-			t.Errorf("%s: records written before Ctrl-C must be readable: %v", lab, err)
+			t.Errorf("%s: records written before Ctrl-C must be readable: %v\nthe harness said:\n%s", lab, err, strings.Join(seen, "\n"))
 			continue
 		}
 		if last := recs[len(recs)-1]; last.Step != record.StepStopped {

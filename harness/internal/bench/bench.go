@@ -94,7 +94,7 @@ type Case struct {
 
 // nounOf is how tables name a case's resource.
 func nounOf(resource string) string {
-	if noun := map[string]string{record.ResourceSecrets: "Secrets", record.CRDResource: "Widgets"}[resource]; noun != "" {
+	if noun := map[string]string{record.ResourceSecrets: "Secrets", record.ResourcePods: "Pods", record.CRDResource: "Widgets"}[resource]; noun != "" {
 		return noun
 	}
 	return "ConfigMaps"
@@ -172,6 +172,7 @@ type options struct {
 	encodings                     []Case // -cases cbor: encodingCases
 	writes                        []Case // -cases writes: writeCases
 	links                         []Case // -cases links: linkFlags.cases, and linkWatch the timeout of their watch runs (0: none)
+	pods                          []Case // -cases pods: podCases
 	linkWatch                     time.Duration
 	aloneFor                      time.Duration
 	detectors                     bool // client-go's inconsistency detectors on in the writes runs
@@ -246,6 +247,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := linkDefaults(fs, &o, &v); err != nil {
 		return o, err
 	}
+	podDefaults(fs, &o, &v)
 	if o.quick {
 		quickDefaults(fs, &o, &v)
 	}
@@ -279,6 +281,8 @@ type flagValues struct {
 	cborCount, cborKiB, cborK    int
 	writeRates                   string
 	writesCount, writesK         int
+	podCounts                    string
+	podKiB, podK                 int
 	links                        linkFlags
 }
 
@@ -287,7 +291,7 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.StringVar(&o.lab, "lab", "", "the lab module every run starts, client-v031 to client-v037 (default "+labModule+"; "+cborLabModule+" when -cases has cbor)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&v.servers, "servers", DefaultServers, "kube-apiservers to measure, one after the other, each on its own etcd: versions X.Y.Z, each optionally with feature gates after a colon (1.37.2:WatchListCompression=false); built from the Go module proxy when missing")
-	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, writes (ConfigMaps synced while a writer writes at each -write-rates), links (ConfigMaps synced through each of -links), cbor (ConfigMaps in JSON, protobuf and CBOR, Widgets in JSON and CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+"; -cases cbor -docs writes docs/encodings.md)")
+	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, writes (ConfigMaps synced while a writer writes at each -write-rates), links (ConfigMaps synced through each of -links), pods (Pods of -pods-kib at each of -pods-counts, fitted against the count; -cases pods alone measures on 1.32.13,1.37.2 unless -servers is given, and -docs writes docs/pods.md), cbor (ConfigMaps in JSON, protobuf and CBOR, Widgets in JSON and CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+"; -cases cbor -docs writes docs/encodings.md)")
 	fs.IntVar(&o.large.Objects, "large-count", 200, "ConfigMaps in the large-objects case")
 	fs.IntVar(&v.largeKiB, "large-kib", 512, "KiB of data per ConfigMap in the large-objects case (at most 1000: ConfigMaps are limited to 1 MiB)")
 	fs.IntVar(&o.small.Objects, "small-count", 20000, "ConfigMaps in the many-small-objects case")
@@ -301,6 +305,9 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.StringVar(&v.writeRates, "write-rates", DefaultWriteRates, "the writes cases' rates, writes per second, comma-separated: each is a case, writes-RATE")
 	fs.IntVar(&v.writesCount, "writes-count", 10000, "ConfigMaps of 1 KiB seeded in the writes cases")
 	fs.IntVar(&v.writesK, "writes-k", 8, "informers started at once in the writes cases (they run at this K only)")
+	fs.StringVar(&v.podCounts, "pods-counts", DefaultPodCounts, "the pods cases' counts, comma-separated, at least 4: each is a case, pods-N, and every cost is fitted against the count and extrapolated to 80k and 165k Pods")
+	fs.IntVar(&v.podKiB, "pods-kib", 10, "KiB of each Pod's JSON as created in the pods cases (a Deployment's Pod, padded with an annotation)")
+	fs.IntVar(&v.podK, "pods-k", 4, "informers started at once in the pods cases (they run at this K only)")
 	defineLinkFlags(fs, &v.links)
 	fs.DurationVar(&o.aloneFor, "writes-alone", 5*time.Second, "how long the writer writes alone, with no informer starting, before each repeat of a writes case: its latencies are the baseline")
 	fs.BoolVar(&o.detectors, "detectors", false, "switch client-go's inconsistency detectors on in the writes runs (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR, KUBE_LIST_FROM_CACHE_INCONSISTENCY_DETECTOR): each informer then LISTs from etcd once more before it syncs, which the sync time, CPU and memory include")
@@ -336,6 +343,7 @@ func quickDefaults(fs *flag.FlagSet, o *options, v *flagValues) {
 		"cbor-count":    func() { v.cborCount = 2000 },
 		"writes-count":  func() { v.writesCount = 2000 },
 		"links-count":   func() { v.links.count = 2000 },
+		"pods-counts":   func() { v.podCounts = "500,1000,2000,4000" },
 		"servers":       func() { v.servers = envtestbin.DefaultVersion },
 	}
 	for name, apply := range quick {
@@ -386,7 +394,17 @@ func (o *options) read(v flagValues) error {
 		rates = append(rates, r)
 	}
 	o.writes = writeCases(v.writesCount, 1<<10, v.writesK, rates)
-	var err error
+	if v.podK < 1 || v.podK > 26 {
+		return fmt.Errorf("-pods-k: %d is not a number of informers from 1 to 26", v.podK)
+	}
+	if v.podKiB < 4 || v.podKiB > 1000 {
+		return fmt.Errorf("-pods-kib must be 4 to 1000 (the Pod's own fields take about 3 KiB; an object is at most about 1.5 MiB in etcd), got %d", v.podKiB)
+	}
+	counts, err := parsePodCounts(v.podCounts)
+	if err != nil {
+		return err
+	}
+	o.pods = podCases(counts, int64(v.podKiB)<<10, v.podK)
 	if o.links, o.linkWatch, err = v.links.cases(); err != nil {
 		return err
 	}
@@ -484,8 +502,10 @@ func (o options) selected() ([]Case, error) {
 			cs = append(cs, o.writes...)
 		case "links":
 			cs = append(cs, o.links...)
+		case "pods":
+			cs = append(cs, o.pods...)
 		default:
-			return nil, fmt.Errorf("-cases: unknown case %q (large, small, secrets, writes, links, cbor)", name)
+			return nil, fmt.Errorf("-cases: unknown case %q (large, small, secrets, writes, links, pods, cbor)", name)
 		}
 	}
 	return cs, nil

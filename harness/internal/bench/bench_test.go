@@ -278,7 +278,7 @@ func TestNiceCeil(t *testing.T) {
 }
 
 func TestGuard(t *testing.T) {
-	large := Load{Case: "large", Objects: 200, Size: 512 << 10, K: 16}
+	large := Load{Case: "large", Noun: "ConfigMaps", Objects: 200, Size: 512 << 10, K: 16}
 	if got, want := Estimate(large, 6), int64(200*(514<<10)*16*6); got != want {
 		t.Errorf("Estimate = %d, want %d", got, want)
 	}
@@ -393,15 +393,15 @@ func TestTerminalOverheadOnly(t *testing.T) {
 	}
 }
 
-// TestDocsAreTheirResults: docs/bench.md, docs/encodings.md, docs/links.md once committed, and
-// their plots are what this build renders from the real runs' results, kept beside them
-// (written by make bench ARGS=-docs, ARGS="-cases cbor -docs" and ARGS="-cases links -docs").
+// TestDocsAreTheirResults: docs/bench.md, docs/encodings.md, docs/writes.md, docs/links.md and
+// docs/pods.md once committed, and their plots are what this build renders from the real runs'
+// results, kept beside them (written by make bench ARGS=-docs and ARGS="-cases X -docs").
 func TestDocsAreTheirResults(t *testing.T) {
 	docs := filepath.Join("..", "..", "..", "docs")
-	for _, results := range []string{DocsResults, "encodings-results.json", linksResults} {
+	for _, results := range []string{DocsResults, "encodings-results.json", "writes-results.json", linksResults, podsResults} {
 		raw, err := os.ReadFile(filepath.Join(docs, results))
-		if results == linksResults && errors.Is(err, fs.ErrNotExist) {
-			continue // no links run committed yet
+		if (results == linksResults || results == podsResults) && errors.Is(err, fs.ErrNotExist) {
+			continue // no run of these committed yet
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -419,11 +419,14 @@ func TestDocsAreTheirResults(t *testing.T) {
 			t.Fatalf("docs/%s holds a run whose page keeps its results in %s", results, own)
 		}
 		want := map[string]string{page: Doc(rep, docPlot)}
-		for _, c := range rep.Cases {
+		for _, c := range rep.plotted() {
 			want[docPlot(c)] = caseSVG(rep, c)
 		}
 		if len(rep.linkCases()) > 0 {
 			want[linksPlot] = LinksSVG(rep)
+		}
+		if len(rep.podScale()) > 0 {
+			want[podsPlot] = PodsSVG(rep)
 		}
 		for name, text := range want {
 			got, err := os.ReadFile(filepath.Join(docs, name))
@@ -434,10 +437,14 @@ func TestDocsAreTheirResults(t *testing.T) {
 				t.Errorf("docs/%s is not what docs/%s renders: run make bench ARGS=\"-docs -from <its run directory>\" (or a new run)", name, results)
 			}
 		}
-		// Spot checks against the runs themselves: 16 informers on 1.32.13 each took the whole
-		// Secrets collection, and LIST→WATCH made two requests per informer; every encoding
+		// Spot checks against the runs themselves: every writes run's informers got every write
+		// (README and HOW-IT-WORKS say no event was lost); 16 informers on 1.32.13 each took the
+		// whole Secrets collection, and LIST→WATCH made two requests per informer; every encoding
 		// case's informers got their bodies in its encoding alone.
 		for _, r := range rep.Results {
+			if len(r.Problems) > 0 { // a writes run whose informer missed a write: the page would say so
+				t.Errorf("docs/%s: %s run %d on %s: %s", results, r.Case, r.Rep, r.Server, r.Problems[0])
+			}
 			if r.Server == "1.32.13" && r.Case == "secrets" && r.K == 16 && r.Mode == List && (r.Bytes < 16*400*760000 || r.Requests < 16) {
 				t.Errorf("1.32.13 secrets LIST→WATCH run %d: %d bytes, %d requests", r.Rep, r.Bytes, r.Requests)
 			}

@@ -77,6 +77,15 @@ func (o *options) onCluster(fs *flag.FlagSet, v *flagValues) error {
 		return err
 	}
 	o.fresh = false
+	if slices.Contains(names, "pods") {
+		capped, err := capPodCounts(fs, v, o.maxObjects)
+		if err != nil {
+			return err
+		}
+		if capped != "" {
+			o.capped = append(o.capped, capped)
+		}
+	}
 	for _, c := range []struct {
 		name string
 		n    *int
@@ -207,13 +216,14 @@ func (b *bed) metricsReadable() bool { return b.cluster == nil || b.cluster.unre
 // is Terminating), then the namespace, and waits at most namespaceWait for the cluster's
 // namespace controller to finalize it: the harness never clears a finalizer on a cluster.
 func (b *bed) leaveNamespace(ctx context.Context, ns string, c Case) error {
-	var err error
-	if c.Resource == record.ResourceSecrets {
-		err = b.cs.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
-	} else {
-		err = b.cs.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	del := b.cs.CoreV1().ConfigMaps(ns).DeleteCollection
+	switch c.Resource {
+	case record.ResourceSecrets:
+		del = b.cs.CoreV1().Secrets(ns).DeleteCollection
+	case record.ResourcePods:
+		del = b.cs.CoreV1().Pods(ns).DeleteCollection
 	}
-	if err != nil {
+	if err := deleteCollection(ctx, del); err != nil {
 		b.say("delete the %s of namespace %s: %v (deleting the namespace removes them too)", c.Resource, ns, err)
 	}
 	nss := b.cs.CoreV1().Namespaces()

@@ -18,6 +18,7 @@ const perObjectOverhead = 2 << 10
 // Load is one case at its largest K: what the memory guard sizes.
 type Load struct {
 	Case    string
+	Noun    string // what the objects are: ConfigMaps, Secrets, Pods (nounOf)
 	Objects int
 	Size    int64 // data bytes per object
 	K       int   // informers started at once
@@ -35,8 +36,8 @@ func Estimate(l Load, factor float64) int64 {
 func Guard(loads []Load, factor float64, memAvailable int64) error {
 	for _, l := range loads {
 		if est := Estimate(l, factor); est > memAvailable {
-			return fmt.Errorf("case %s would need about %s (%d ConfigMaps × %s × %d informers × factor %g), more than the %s available (MemAvailable): lower the count, the size or -k",
-				l.Case, FormatBytes(est), l.Objects, FormatBytes(l.Size), l.K, factor, FormatBytes(memAvailable))
+			return fmt.Errorf("case %s would need about %s (%d %s × %s × %d informers × factor %g), more than the %s available (MemAvailable): lower the count, the size or -k",
+				l.Case, FormatBytes(est), l.Objects, l.Noun, FormatBytes(l.Size), l.K, factor, FormatBytes(memAvailable))
 		}
 	}
 	return nil

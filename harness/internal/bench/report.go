@@ -24,8 +24,9 @@ const DocsResults = "bench-results.json"
 
 // docPage is the page -docs writes for a run of cases, and its results.json in docs/:
 // docs/bench.md, docs/encodings.md for a run of the cbor cases alone (-cases cbor), or
-// docs/writes.md for one of the writes cases alone (-cases writes), or docs/links.md for one of
-// the links cases alone (-cases links), so that each can be measured again without the others.
+// docs/writes.md for one of the writes cases alone (-cases writes), docs/links.md for one of
+// the links cases alone (-cases links), or docs/pods.md for one of the Pod cases alone (-cases
+// pods), so that each can be measured again without the others.
 func docPage(cases []Case) (page, results string) {
 	switch {
 	case len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return c.Link == nil }):
@@ -34,6 +35,8 @@ func docPage(cases []Case) (page, results string) {
 		return "encodings.md", "encodings-results.json"
 	case len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return c.WriteRate == 0 }):
 		return "writes.md", "writes-results.json"
+	case len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return !isPodCase(c) }):
+		return podsPage, podsResults
 	}
 	return "bench.md", DocsResults
 }
@@ -48,11 +51,14 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 	}
 	plot := func(c Case) string { return "plot-" + c.Name + ".svg" }
 	files := map[string]string{filepath.Join(runDir, "bench.md"): Doc(*rep, plot)}
-	for _, c := range rep.Cases {
+	for _, c := range rep.plotted() {
 		files[filepath.Join(runDir, plot(c))] = caseSVG(*rep, c)
 	}
 	if len(rep.linkCases()) > 0 {
 		files[filepath.Join(runDir, linksPlot)] = LinksSVG(*rep)
+	}
+	if len(rep.podScale()) > 0 {
+		files[filepath.Join(runDir, podsPlot)] = PodsSVG(*rep)
 	}
 	page, results := docPage(rep.Cases)
 	if o.docs {
@@ -61,11 +67,14 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 			return err
 		}
 		files[filepath.Join(dir, page)] = Doc(*rep, docPlot)
-		for _, c := range rep.Cases {
+		for _, c := range rep.plotted() {
 			files[filepath.Join(dir, docPlot(c))] = caseSVG(*rep, c)
 		}
 		if len(rep.linkCases()) > 0 {
 			files[filepath.Join(dir, linksPlot)] = LinksSVG(*rep)
+		}
+		if len(rep.podScale()) > 0 {
+			files[filepath.Join(dir, podsPlot)] = PodsSVG(*rep)
 		}
 	}
 	for path, text := range files {
@@ -83,6 +92,12 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 		say("wrote docs/%s, docs/%s and its plots", page, results)
 	}
 	return nil
+}
+
+// plotted are the cases with a plot of their own: all but the Pod cases, which PodsSVG shows
+// together.
+func (rep Report) plotted() []Case {
+	return slices.DeleteFunc(slices.Clone(rep.Cases), isPodCase)
 }
 
 // caseSVG is a case's plot: its ratios across servers at its largest K, or, for a run on one
@@ -157,7 +172,7 @@ func Terminal(rep Report) string {
 		}
 		fmt.Fprintf(&b, "%s\n", rep.sourceNote(sv))
 	}
-	for _, c := range rep.Cases {
+	for _, c := range rep.plotted() {
 		if names := rep.measuredOn(c); len(names) > 1 {
 			fmt.Fprintf(&b, "\n== %s, K=%d, across servers ==\n%s", c, rep.maxK(c), RatioTable(rep.Results, names, c, rep.maxK(c)))
 		}
@@ -178,6 +193,11 @@ func Terminal(rep Report) string {
 	}
 	if ls := rep.linkCases(); len(ls) > 0 {
 		terminalLinks(&b, rep, ls)
+	}
+	if ps := rep.podScale(); len(ps) > 0 {
+		for _, sv := range rep.measuredOn(ps[len(ps)-1]) {
+			fmt.Fprintf(&b, "\n== kube-apiserver %s, Pods at scale, K=%d ==\n%s\n%s", sv, ps[0].Ks[0], PodsTable(rep, sv, ps), PodFitTable(rep, sv, ps))
+		}
 	}
 	if overhead {
 		overheadTable()
@@ -274,10 +294,16 @@ func Headline(rep Report) string {
 // whose WatchList gate is off answers 422). The -quiet lab logs no requests, only their count.
 func Fallbacks(rep Report) []string {
 	var notes []string
+	// A writes case's streams are cut by the writes and begun again (its table's requests and
+	// watchers closed say so): more than one request there is not a refusal.
+	written := map[string]bool{}
+	for _, c := range rep.writeCases() {
+		written[c.Name] = true
+	}
 	for _, sv := range rep.Servers {
 		per := map[float64]bool{}
 		for _, r := range rep.Results {
-			if r.Server == sv.Name && r.Mode == Streaming && r.K > 0 && !r.Logged {
+			if r.Server == sv.Name && r.Mode == Streaming && r.K > 0 && !r.Logged && !written[r.Case] && r.Watch == nil {
 				per[float64(r.Requests)/float64(r.K)] = true
 			}
 		}
@@ -319,7 +345,7 @@ func Doc(rep Report, plot func(Case) string) string {
 	p("Each table below is one shape at its largest K, one row per server: LIST→WATCH's median / streaming's median, then *ratio*, streaming's over LIST→WATCH's (below 1: streaming needs less). ")
 	p("*apiserver +MiB* is kube-apiserver's peak resident memory during the informers' start-up above its settled resident memory just before (VmHWM − VmRSS); *apiserver peak* is that VmHWM itself; *apiserver CPU* its user + system CPU seconds from that moment to the last informer's sync. ")
 	p("*lab peak* is the client process's VmHWM in MiB (its K caches included). *bytes on the wire* are the MiB of response bodies the K informers took off their connections until synced, compressed where kube-apiserver gzipped them; *sync time* is in seconds.\n\n")
-	for _, c := range rep.Cases {
+	for _, c := range rep.plotted() {
 		k := rep.maxK(c)
 		p("### %s, K=%d\n\nSeeded in %s.\n\n", c, k, seedingNote(rep, c))
 		if c.Gate != "" {
@@ -348,6 +374,9 @@ func Doc(rep Report, plot func(Case) string) string {
 	}
 	if ls := rep.linkCases(); len(ls) > 0 {
 		linksSection(p, rep, ls)
+	}
+	if ps := rep.podScale(); len(ps) > 0 {
+		podsSection(p, rep, ps, podsPlot)
 	}
 	p("## Every point, server by server\n\n")
 	p("Cells are medians with the min–max of the repeats in parentheses. *requests*, *MiB received* (after decompression) and *MiB on the wire* (before) are summed over the K informers at the moment each reported synced.\n\n")
@@ -381,6 +410,9 @@ func docHeader(p func(string, ...any), rep Report) {
 	case linksPage:
 		p("# make bench -cases links: LIST→WATCH against streaming lists through a link to kube-apiserver (a round trip added, a bandwidth cap, a slow reader), by server version\n\n")
 		p("<!-- Generated by `make bench ARGS=\"-cases links -docs\"` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
+	case podsPage:
+		p("# make bench -cases pods: LIST→WATCH against streaming lists of Pods at several counts, fitted and extrapolated to 80k and 165k Pods, by server version\n\n")
+		p("<!-- Generated by `make bench ARGS=\"-cases pods -docs\"` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
 	case "writes.md":
 		p("# make bench -cases writes: LIST→WATCH against streaming lists while a writer writes during the initial sync, by server version\n\n")
 		p("<!-- Generated by `make bench ARGS=\"-cases writes -docs\"` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
@@ -413,7 +445,7 @@ func docHeader(p func(string, ...any), rep Report) {
 		{"machine", fmt.Sprintf("%d CPUs (%s), %s RAM", m.CPUs, m.CPUModel, FormatBytes(m.MemTotal))},
 		{"load average (1, 5, 15 min)", fmt.Sprintf("%s before, %s after", m.LoadBefore, m.LoadAfter)},
 		{"kube-apiservers", strings.Join(svs, "; ") + " — envtest, built from the Go module proxy; " + processNote(rep.Fresh)},
-		{"client-go", rep.Versions.ClientGo + " (lab `" + rep.Lab + "`, `-watch-list off` and `on`, `-quiet`)"},
+		{"client-go", rep.Versions.ClientGo + " (lab `" + rep.Lab + "`, `-watch-list off` and `on`, " + loggingNote(rep) + ")"},
 		{"Go", fmt.Sprintf("%s (harness), %s (lab)", rep.Versions.GoHarness, rep.Versions.GoLab)},
 		{"runs", fmt.Sprintf("%s; %d repeat(s) per point, LIST→WATCH and streaming alternating run after run; VmRSS sampled every %s", strings.Join(shapes, ", "), rep.Repeats, rep.Interval)},
 	}
@@ -423,12 +455,31 @@ func docHeader(p func(string, ...any), rep Report) {
 	}
 }
 
+// loggingNote says which runs counted only (-quiet) and which logged the wire: the writes
+// cases' runs, which check every event, and the links cases' watch runs.
+func loggingNote(rep Report) string {
+	var logged []string
+	if len(rep.writeCases()) > 0 {
+		logged = append(logged, "the writes cases")
+	}
+	if slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Watch != nil }) {
+		logged = append(logged, "the links cases' watch runs")
+	}
+	switch {
+	case len(logged) == 0:
+		return "`-quiet`"
+	case len(rep.writeCases()) == len(rep.Cases):
+		return "the wire logged"
+	}
+	return "`-quiet`; " + strings.Join(logged, " and ") + " with the wire logged"
+}
+
 // docMeasured is docs/bench.md's "How it is measured", and how to regenerate it.
 func docMeasured(p func(string, ...any), rep Report) {
 	gap, of := samplingGap(rep)
 	p("## How it is measured\n\n")
 	p("- Each server in turn gets its own envtest etcd + kube-apiserver for all its runs, started with the feature gates its name gives. Each case is seeded into a namespace of its own that the harness removes afterwards, and the labs watch only that namespace (`-namespace`): ConfigMaps with random base64 text, and, for *secrets*, Secrets of random bytes, the shape of KEP-3157's manual test (400 Secrets of about 1 MB, 16 informers) with the 760,000 random bytes per Secret that the perf-tests watch-list job writes. Objects are created by concurrent workers.\n")
-	p("- One run is one lab process (`%s`, client-go %s) started with `-informers K`: K independent informer factories, each its own reflector, connection and cache, start at once. `-watch-list off` is LIST `resourceVersion=0` then WATCH; `on` is one WATCH with `sendInitialEvents=true`. The secrets case uses the typed Secrets informer (`-resource secrets`).\n", rep.Lab, rep.Versions.ClientGo)
+	p("- One run is one lab process (`%s`, client-go %s) started with `-informers K`: K independent informer factories, each its own reflector, connection and cache, start at once. `-watch-list off` is LIST `resourceVersion=0` then WATCH; `on` is one WATCH with `sendInitialEvents=true`. The secrets case uses the typed Secrets informer (`-resource secrets`)%s.\n", rep.Lab, rep.Versions.ClientGo, podsNote(rep))
 	if rep.Fresh {
 		p("- Each run gets a fresh kube-apiserver process: the harness kills it and starts it again with the same arguments (same etcd, port and certificates), so no run inherits the heap of the one before. Measured on one process instead (`-fresh=false`), a run right after a LIST→WATCH run found hundreds of MiB of freed heap still resident, reused it without growing, and showed close to nothing; the fresh process removes that order effect.\n")
 	}
@@ -449,7 +500,7 @@ func docMeasured(p func(string, ...any), rep Report) {
 	}
 	switch page, _ := docPage(rep.Cases); page {
 	case "bench.md":
-	case linksPage, "writes.md":
+	case linksPage, "writes.md", podsPage:
 		p("\nRegenerate with the command at the top of this page (`SERVERS=` picks the servers).\n")
 		return
 	default:
@@ -457,6 +508,14 @@ func docMeasured(p func(string, ...any), rep Report) {
 		return
 	}
 	p("\nRegenerate with `make bench ARGS=-docs` (`SERVERS=` picks the servers); `make bench ARGS=-quick` is a check of a few minutes on one server that writes only `out/bench-<timestamp>/`.\n")
+}
+
+// podsNote says which informer the Pod cases use, when the run has them.
+func podsNote(rep Report) string {
+	if len(rep.podScale()) == 0 {
+		return ""
+	}
+	return ", the Pod cases the typed Pods informer (`-resource pods`)"
 }
 
 // findingsInput is the report as compare/findings reads make bench's results (its BenchRun

@@ -106,6 +106,7 @@ type Report struct {
 	Results           []Result
 	Seeding           map[string]time.Duration // seedingKey(server, case) -> time to create its objects
 	Lab               string                   `json:",omitempty"` // the lab module; "" in runs before -lab: labModule
+	MemFactor         float64                  `json:",omitempty"` // the memory guard's factor (-mem-factor)
 	// Alone are the writes cases' baselines: the writer and the reader with no informer
 	// starting (Result.Writer only), one per server, case and repeat.
 	Alone []Result `json:",omitempty"`
@@ -177,7 +178,7 @@ type bed struct {
 func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer) (runDir string, err error) {
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "[bench] "+format+"\n", a...) }
 	cases, _ := o.selected()
-	rep := &Report{Started: time.Now(), Cases: cases, Ks: o.ks, Repeats: o.repeats, Interval: o.interval, Quick: o.quick, Fresh: o.fresh, Args: args, Seeding: map[string]time.Duration{}}
+	rep := &Report{Started: time.Now(), Cases: cases, Ks: o.ks, Repeats: o.repeats, Interval: o.interval, Quick: o.quick, Fresh: o.fresh, Args: args, Seeding: map[string]time.Duration{}, MemFactor: o.memFactor}
 
 	// 0. Refuse what would not fit, and servers that do not exist, before starting anything.
 	avail, err := readMemAvailable()
@@ -187,7 +188,7 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	var loads []Load
 	for _, c := range cases {
 		ks := c.Runs(o.ks)
-		loads = append(loads, Load{Case: c.Name, Objects: c.Objects, Size: c.Size, K: ks[len(ks)-1]})
+		loads = append(loads, Load{Case: c.Name, Noun: nounOf(c.Resource), Objects: c.Objects, Size: c.Size, K: ks[len(ks)-1]})
 	}
 	if err := Guard(loads, o.memFactor, avail); err != nil {
 		return "", err
@@ -445,6 +446,8 @@ func seed(ctx context.Context, cs kubernetes.Interface, widgets *mutator.Target,
 				case record.ResourceSecrets:
 					s := &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"data": randomBytes(uint64(i), c.Size)}}
 					_, err = cs.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{})
+				case record.ResourcePods:
+					_, err = cs.CoreV1().Pods(ns).Create(ctx, podObject(ns, uint64(i), c.Size), metav1.CreateOptions{})
 				case record.CRDResource:
 					_, err = widgets.Create(ctx, widgets.Object(ns, meta.Name, false, map[string]string{"seed": payload(uint64(i), c.Size)}))
 				default:
@@ -496,16 +499,21 @@ func randomBytes(i uint64, size int64) []byte {
 // deletes the case's objects and the namespace, and leaves the finalizing to the cluster's own
 // namespace controller (leaveNamespace).
 func (b *bed) removeNamespace(ns string, c Case) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// Two minutes, and one more per 10,000 objects: one DELETE of 20,000 Pods outlasted
+	// kube-apiserver's request timeout of a minute (deleteCollection).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+time.Duration(c.Objects/10000)*time.Minute)
 	defer cancel()
 	if b.cluster != nil {
 		return b.leaveNamespace(ctx, ns, c)
 	}
-	if err := b.cs.CoreV1().ConfigMaps(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-		return fmt.Errorf("delete the ConfigMaps of %s: %w", ns, err)
-	}
-	if err := b.cs.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-		return fmt.Errorf("delete the Secrets of %s: %w", ns, err)
+	for _, d := range []struct {
+		noun string
+		del  func(context.Context, metav1.DeleteOptions, metav1.ListOptions) error
+	}{{"ConfigMaps", b.cs.CoreV1().ConfigMaps(ns).DeleteCollection}, {"Secrets", b.cs.CoreV1().Secrets(ns).DeleteCollection},
+		{"Pods", b.cs.CoreV1().Pods(ns).DeleteCollection}} { // a Pod no node was given goes at once: no kubelet has to confirm it stopped
+		if err := deleteCollection(ctx, d.del); err != nil {
+			return fmt.Errorf("delete the %s of %s: %w", d.noun, ns, err)
+		}
 	}
 	if err := b.widgets.DeleteAll(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete the Widgets of %s: %w", ns, err) // NotFound: no CRD installed, no Widgets
@@ -531,6 +539,22 @@ func (b *bed) removeNamespace(ns string, c Case) error {
 	}
 	b.say("removed namespace %s and its objects", ns)
 	return nil
+}
+
+// deleteCollection deletes every object del deletes, asking again while kube-apiserver answers
+// that its time ran out: a DELETE of 20,000 Pods took longer than its request timeout of a
+// minute, and the server goes on deleting after it answers (measured: "the server was unable to
+// return a response in the time allotted, but may still be processing the request").
+func deleteCollection(ctx context.Context, del func(context.Context, metav1.DeleteOptions, metav1.ListOptions) error) error {
+	for {
+		err := del(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		if !apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+	}
 }
 
 // measure is one run: settle the apiserver, start one lab with k informers in mode m, sample
