@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"regexp"
@@ -172,6 +173,7 @@ func TestClusterFlags(t *testing.T) {
 		{"-context prod", "-context goes with -kubeconfig"},
 		{"-kubeconfig x -max-objects 0", "-max-objects must be at least 1"},
 		{"-kubeconfig x -docs", "drop -docs"},
+		{"-kubeconfig x -cases pods -pods-counts 100,200,300,5000", "-pods-counts 100,200,300,5000 has more than -max-objects 2000"},
 	} {
 		var stderr bytes.Buffer
 		code := Run(t.Context(), append([]string{"-root", "/r"}, strings.Fields(tc.args)...), io.Discard, &stderr)
@@ -187,6 +189,18 @@ func TestClusterFlags(t *testing.T) {
 	if o.large.Objects != 100 || o.small.Objects != 300 || o.secrets.Objects != 300 || o.fresh || o.servers != nil || !filepath.IsAbs(o.kubeconfig) {
 		t.Errorf("on a cluster: large %d, small %d, secrets %d, fresh %v, servers %v, kubeconfig %q; want 100, 300, 300, false, none, absolute",
 			o.large.Objects, o.small.Objects, o.secrets.Objects, o.fresh, o.servers, o.kubeconfig)
+	}
+	// The Pod cases' default counts become four up to -max-objects.
+	o, err = parseFlags([]string{"-kubeconfig", "x", "-cases", "pods", "-root", "/r"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts []int
+	for _, c := range o.pods {
+		counts = append(counts, c.Objects)
+	}
+	if fmt.Sprint(counts) != "[250 500 1000 2000]" || len(o.capped) != 1 {
+		t.Errorf("-cases pods on a cluster: counts %v, capped %v; want 250, 500, 1000 and 2000, said once", counts, o.capped)
 	}
 }
 

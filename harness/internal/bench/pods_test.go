@@ -49,8 +49,8 @@ func TestParsePodCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.pods) != 4 || o.pods[3].Objects != 40000 || o.pods[0].Ks[0] != 4 || len(o.servers) != 2 {
-		t.Errorf("-cases pods: %+v on %v, want 4 counts up to 40000 at K=4 on %s", o.pods, o.servers, DefaultPodServers)
+	if len(o.pods) != 4 || o.pods[3].Objects != 20000 || o.pods[0].Ks[0] != 4 || len(o.servers) != 2 {
+		t.Errorf("-cases pods: %+v on %v, want 4 counts up to 20000 at K=4 on %s", o.pods, o.servers, DefaultPodServers)
 	}
 }
 

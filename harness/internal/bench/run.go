@@ -511,7 +511,7 @@ func (b *bed) removeNamespace(ns string, c Case) error {
 		del  func(context.Context, metav1.DeleteOptions, metav1.ListOptions) error
 	}{{"ConfigMaps", b.cs.CoreV1().ConfigMaps(ns).DeleteCollection}, {"Secrets", b.cs.CoreV1().Secrets(ns).DeleteCollection},
 		{"Pods", b.cs.CoreV1().Pods(ns).DeleteCollection}} { // a Pod no node was given goes at once: no kubelet has to confirm it stopped
-		if err := deleteCollection(ctx, d.del); err != nil {
+		if err := deleteCollection(ctx, d.del, c); err != nil {
 			return fmt.Errorf("delete the %s of %s: %w", d.noun, ns, err)
 		}
 	}
@@ -541,20 +541,32 @@ func (b *bed) removeNamespace(ns string, c Case) error {
 	return nil
 }
 
-// deleteCollection deletes every object del deletes, asking again while kube-apiserver answers
-// that its time ran out: a DELETE of 20,000 Pods took longer than its request timeout of a
-// minute, and the server goes on deleting after it answers (measured: "the server was unable to
-// return a response in the time allotted, but may still be processing the request").
-func deleteCollection(ctx context.Context, del func(context.Context, metav1.DeleteOptions, metav1.ListOptions) error) error {
-	for {
-		err := del(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
-		if !apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) {
-			return err
+// deleteCollection deletes every object del deletes: for a Pod case one shard of its Pods at a
+// time (podObject's shard label), since one DELETE of 20,000 Pods outlasted kube-apiserver's
+// request timeout of a minute (measured: "the server was unable to return a response in the time
+// allotted, but may still be processing the request", and once an HTTP/2 stream reset instead);
+// asked again while the server says its time ran out.
+func deleteCollection(ctx context.Context, del func(context.Context, metav1.DeleteOptions, metav1.ListOptions) error, c Case) error {
+	selectors := []string{""}
+	if c.Resource == record.ResourcePods {
+		selectors = nil
+		for shard := 0; shard < podShards; shard++ {
+			selectors = append(selectors, fmt.Sprintf("%s=%d", podShardLabel, shard))
 		}
-		if ctx.Err() != nil {
-			return err
+		selectors = append(selectors, "") // and whatever else is there
+	}
+	for _, sel := range selectors {
+		for {
+			err := del(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
+			if err == nil {
+				break
+			}
+			if !apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) || ctx.Err() != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
 
 // measure is one run: settle the apiserver, start one lab with k informers in mode m, sample
