@@ -223,7 +223,7 @@ func (b *bed) leaveNamespace(ctx context.Context, ns string, c Case) error {
 	case record.ResourcePods:
 		del = b.cs.CoreV1().Pods(ns).DeleteCollection
 	}
-	if err := deleteCollection(ctx, del, c); err != nil {
+	if err := deleteCollection(ctx, del, c.Resource); err != nil {
 		b.say("delete the %s of namespace %s: %v (deleting the namespace removes them too)", c.Resource, ns, err)
 	}
 	nss := b.cs.CoreV1().Namespaces()

@@ -24,8 +24,9 @@ import (
 // fitted line carried past what this machine holds (podFit).
 
 // DefaultPodCounts are -pods-counts' default: four counts, each twice the one before. At 40,000
-// envtest's etcd ran out of space (its default quota of 2 GiB: "etcdserver: mvcc: database space
-// exceeded") while the harness deleted them after the runs of three counts before.
+// envtest's etcd, which it starts without a --quota-backend-bytes of its own, ran out of space
+// ("etcdserver: mvcc: database space exceeded") while the harness deleted them after the runs of
+// three counts before.
 var DefaultPodCounts = "2500,5000,10000,20000"
 
 // DefaultPodServers are the servers of a run of the Pod cases alone when -servers is not given:

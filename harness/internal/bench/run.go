@@ -507,12 +507,12 @@ func (b *bed) removeNamespace(ns string, c Case) error {
 		return b.leaveNamespace(ctx, ns, c)
 	}
 	for _, d := range []struct {
-		noun string
-		del  func(context.Context, metav1.DeleteOptions, metav1.ListOptions) error
-	}{{"ConfigMaps", b.cs.CoreV1().ConfigMaps(ns).DeleteCollection}, {"Secrets", b.cs.CoreV1().Secrets(ns).DeleteCollection},
-		{"Pods", b.cs.CoreV1().Pods(ns).DeleteCollection}} { // a Pod no node was given goes at once: no kubelet has to confirm it stopped
-		if err := deleteCollection(ctx, d.del, c); err != nil {
-			return fmt.Errorf("delete the %s of %s: %w", d.noun, ns, err)
+		resource string
+		del      func(context.Context, metav1.DeleteOptions, metav1.ListOptions) error
+	}{{record.ResourceConfigMaps, b.cs.CoreV1().ConfigMaps(ns).DeleteCollection}, {record.ResourceSecrets, b.cs.CoreV1().Secrets(ns).DeleteCollection},
+		{record.ResourcePods, b.cs.CoreV1().Pods(ns).DeleteCollection}} { // a Pod no node was given goes at once: no kubelet has to confirm it stopped
+		if err := deleteCollection(ctx, d.del, d.resource); err != nil {
+			return fmt.Errorf("delete the %s of %s: %w", d.resource, ns, err)
 		}
 	}
 	if err := b.widgets.DeleteAll(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
@@ -541,14 +541,14 @@ func (b *bed) removeNamespace(ns string, c Case) error {
 	return nil
 }
 
-// deleteCollection deletes every object del deletes: for a Pod case one shard of its Pods at a
+// deleteCollection deletes every object del deletes, which are of resource: Pods one shard at a
 // time (podObject's shard label), since one DELETE of 20,000 Pods outlasted kube-apiserver's
 // request timeout of a minute (measured: "the server was unable to return a response in the time
 // allotted, but may still be processing the request", and once an HTTP/2 stream reset instead);
 // asked again while the server says its time ran out.
-func deleteCollection(ctx context.Context, del func(context.Context, metav1.DeleteOptions, metav1.ListOptions) error, c Case) error {
+func deleteCollection(ctx context.Context, del func(context.Context, metav1.DeleteOptions, metav1.ListOptions) error, resource string) error {
 	selectors := []string{""}
-	if c.Resource == record.ResourcePods {
+	if resource == record.ResourcePods {
 		selectors = nil
 		for shard := 0; shard < podShards; shard++ {
 			selectors = append(selectors, fmt.Sprintf("%s=%d", podShardLabel, shard))
