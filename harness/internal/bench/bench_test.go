@@ -371,10 +371,52 @@ func TestParseFlagsOverheadOnly(t *testing.T) {
 	if cs, _ := o.selected(); len(cs) != 1 || cs[0].Name != "small" || len(o.servers) != 1 || o.servers[0].Name() != "1.32.13" {
 		t.Errorf("-overhead-only: cases %+v, servers %v; want small on 1.32.13", cs, o.servers)
 	}
-	for _, args := range [][]string{{"-overhead-only", "-docs"}, {"-overhead-only", "-overhead=false"}, {"-overhead-only", "-cases", "large"}} {
+	for _, args := range [][]string{{"-overhead-only", "-overhead=false"}, {"-overhead-only", "-cases", "large"}} {
 		if _, err := parseFlags(append(args, "-root", "/r"), io.Discard); err == nil {
 			t.Errorf("parseFlags(%v): no error", args)
 		}
+	}
+}
+
+// -overhead-only -docs puts its point into docs/bench.md's run in place of that run's own, and
+// the page says where it comes from; a point that is not the page's is refused, the page kept.
+func TestMergeOverhead(t *testing.T) {
+	point := func(server string, k int, ms float64) []Result {
+		var rs []Result
+		for i, logged := range []bool{false, true} {
+			rs = append(rs, Result{Server: server, Case: overheadCase, K: k, Mode: Streaming, Logged: logged, Rep: 1, SyncMillis: ms * float64(i+1)})
+		}
+		return rs
+	}
+	small := Case{Name: "small", Objects: 20000, Size: 1024}
+	page := Report{Servers: []ServerInfo{{Name: "1.32.13"}}, Cases: []Case{small}, Ks: []int{1, 16},
+		Results: append([]Result{{Server: "1.32.13", Case: "small", K: 16, Mode: Streaming, Rep: 1, SyncMillis: 5000}}, point("1.32.13", 16, 4000)...)}
+	path := filepath.Join(t.TempDir(), DocsResults)
+	if err := writeJSON(path, &page); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Date(2026, 12, 5, 18, 40, 0, 0, time.UTC)
+	run := Report{Started: started, Finished: started.Add(150 * time.Second), Servers: page.Servers, Cases: []Case{small}, Ks: []int{16},
+		Args: []string{"-overhead-only", "-docs"}, Versions: Versions{ClientGo: "v0.32.13"}, Results: point("1.32.13", 16, 10000)}
+	merged, err := mergeOverhead(path, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(merged.Results) != 3 || merged.Results[0].Case != "small" || merged.Results[1].SyncMillis != 10000 || merged.Results[2].SyncMillis != 20000 {
+		t.Errorf("merged results: %+v; want the page's small run and the new point alone", merged.Results)
+	}
+	doc := Doc(merged, docPlot)
+	for _, want := range []string{"measured on its own after the runs above: `make bench ARGS=\"-overhead-only -docs\"` on 2026-12-05 18:40 UTC took 2m30s", "| time until every informer synced (s) | 10.00", "2.00×"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/bench.md does not say %q:\n%s", want, doc)
+		}
+	}
+	run.Results = point("1.37.2", 16, 10000)
+	if _, err := mergeOverhead(path, run); !cli.IsUsage(err) || !strings.Contains(err.Error(), "kube-apiserver 1.37.2, K=16") {
+		t.Errorf("a point on another server: %v; want a usage error naming both points", err)
+	}
+	if _, err := mergeOverhead(filepath.Join(t.TempDir(), DocsResults), run); err == nil || !strings.Contains(err.Error(), "make bench ARGS=-docs") {
+		t.Errorf("no docs results: %v; want an error saying how to write them", err)
 	}
 }
 

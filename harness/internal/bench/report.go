@@ -61,20 +61,27 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 		files[filepath.Join(runDir, podsPlot)] = PodsSVG(*rep)
 	}
 	page, results := docPage(rep.Cases)
+	doc := *rep // what the page shows: this run, or docs/bench.md's run with this overhead point
+	if o.docs && rep.overheadOnly() {
+		var err error
+		if doc, err = mergeOverhead(filepath.Join(o.root, "docs", results), *rep); err != nil {
+			return err
+		}
+	}
 	if o.docs {
 		dir := filepath.Join(o.root, "docs")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		files[filepath.Join(dir, page)] = Doc(*rep, docPlot)
-		for _, c := range rep.plotted() {
-			files[filepath.Join(dir, docPlot(c))] = caseSVG(*rep, c)
+		files[filepath.Join(dir, page)] = Doc(doc, docPlot)
+		for _, c := range doc.plotted() {
+			files[filepath.Join(dir, docPlot(c))] = caseSVG(doc, c)
 		}
-		if len(rep.linkCases()) > 0 {
-			files[filepath.Join(dir, linksPlot)] = LinksSVG(*rep)
+		if len(doc.linkCases()) > 0 {
+			files[filepath.Join(dir, linksPlot)] = LinksSVG(doc)
 		}
-		if len(rep.podScale()) > 0 {
-			files[filepath.Join(dir, podsPlot)] = PodsSVG(*rep)
+		if len(doc.podScale()) > 0 {
+			files[filepath.Join(dir, podsPlot)] = PodsSVG(doc)
 		}
 	}
 	for path, text := range files {
@@ -86,7 +93,7 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 		return err
 	}
 	if o.docs { // the doc's numbers, beside it: TestDocsAreTheirResults renders them again
-		if err := writeJSON(filepath.Join(o.root, "docs", results), rep); err != nil {
+		if err := writeJSON(filepath.Join(o.root, "docs", results), &doc); err != nil {
 			return err
 		}
 		say("wrote docs/%s, docs/%s and its plots", page, results)
@@ -153,9 +160,9 @@ func Terminal(rep Report) string {
 	took := rep.Finished.Sub(rep.Started).Round(time.Second)
 	sv, k, overhead := overheadPoint(rep)
 	overheadTable := func() {
-		fmt.Fprintf(&b, "\n== harness overhead (small case, kube-apiserver %s) ==\n%s", sv, OverheadTable(rep.Results, sv, "small-overhead", k, overheadMode))
+		fmt.Fprintf(&b, "\n== harness overhead (small case, kube-apiserver %s) ==\n%s", sv, OverheadTable(rep.Results, sv, overheadCase, k, overheadMode))
 	}
-	if overhead && !slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Case != "small-overhead" }) {
+	if rep.overheadOnly() {
 		overheadTable() // -overhead-only: that point is all there is
 		fmt.Fprintf(&b, "\nbench took %s\n", took)
 		return b.String()
@@ -252,13 +259,53 @@ func (rep Report) encodings() []encodingGroup {
 	return measured
 }
 
+// overheadCase is the overhead point's Result.Case: the small case, measured once more.
+const overheadCase = "small-overhead"
+
 func overheadPoint(rep Report) (server string, k int, ok bool) {
 	for _, r := range rep.Results {
-		if r.Case == "small-overhead" {
+		if r.Case == overheadCase {
 			return r.Server, r.K, true
 		}
 	}
 	return "", 0, false
+}
+
+// overheadOnly reports a run of the overhead point alone (-overhead-only).
+func (rep Report) overheadOnly() bool {
+	_, _, ok := overheadPoint(rep)
+	return ok && !slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Case != overheadCase })
+}
+
+// mergeOverhead is the report in docs/bench.md's results (path) with run's overhead point in
+// place of its own, and run named as where that point comes from. The point must be the one the
+// page measured: the same server, K and small case.
+func mergeOverhead(path string, run Report) (Report, error) {
+	var doc Report
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &doc)
+	}
+	if err != nil {
+		return doc, fmt.Errorf("-overhead-only -docs replaces the overhead point of docs/bench.md's run, whose results could not be read (make bench ARGS=-docs writes them): %w", err)
+	}
+	doc.upgrade()
+	sv, k, _ := overheadPoint(run)
+	docSv, docK, ok := overheadPoint(doc)
+	small := func(rep Report) Case {
+		i := slices.IndexFunc(rep.Cases, func(c Case) bool { return c.Name == "small" })
+		if i < 0 {
+			return Case{}
+		}
+		return rep.Cases[i]
+	}
+	if !ok || sv != docSv || k != docK || small(run).Objects != small(doc).Objects || small(run).Size != small(doc).Size {
+		return doc, cli.Usage(fmt.Errorf("-overhead-only -docs: this run's point (kube-apiserver %s, K=%d, %d objects of %s) is not docs/bench.md's (kube-apiserver %s, K=%d, %d of %s): measure that one (-servers, -k, -small-count, -small-kib)",
+			sv, k, small(run).Objects, FormatBytes(small(run).Size), docSv, docK, small(doc).Objects, FormatBytes(small(doc).Size)))
+	}
+	doc.Results = append(slices.DeleteFunc(doc.Results, func(r Result) bool { return r.Case == overheadCase }), run.Results...)
+	doc.Overhead = &OverheadRun{Started: run.Started, Finished: run.Finished, Machine: run.Machine, Versions: run.Versions, Args: run.Args}
+	return doc, nil
 }
 
 // Headline states, at the largest K of each case and server by server, the ratio
@@ -392,8 +439,17 @@ func Doc(rep Report, plot func(Case) string) string {
 	if sv, k, ok := overheadPoint(rep); ok {
 		p("## Harness overhead\n\n")
 		p("Every run above starts the lab with `-quiet`: it counts requests and bytes and decodes nothing. ")
-		p("The same point (small case, K=%d, %s, kube-apiserver %s) once more, alternating `-quiet` with full wire logging (every request, LIST item and watch event decoded, written as a JSON record and read back by the harness):\n\n", k, overheadMode.Title(), sv)
-		p("%s\n", OverheadTable(rep.Results, sv, "small-overhead", k, overheadMode))
+		p("The same point (small case, K=%d, %s, kube-apiserver %s) once more, alternating `-quiet` with full wire logging (every request, LIST item and watch event decoded, written as a JSON record and read back by the harness)", k, overheadMode.Title(), sv)
+		if o := rep.Overhead; o != nil {
+			p(", measured on its own after the runs above: `make bench ARGS=\"%s\"` on %s took %s (client-go %s, Go %s; load average %s before, %s after)",
+				strings.Join(o.Args, " "), o.Started.Format("2006-01-02 15:04 MST"), o.Finished.Sub(o.Started).Round(time.Second), o.Versions.ClientGo, o.Versions.GoLab, o.Machine.LoadBefore, o.Machine.LoadAfter)
+		}
+		p(":\n\n")
+		p("%s\n", OverheadTable(rep.Results, sv, overheadCase, k, overheadMode))
+		if rep.Overhead != nil {
+			page, alone := Point{sv, "small", k, overheadMode, false}.Summarize(rep.Results, SyncTime), Point{sv, overheadCase, k, overheadMode, false}.Summarize(rep.Results, SyncTime)
+			p("The same `-quiet` point took %s s in the runs above and %s s in this run of its own: compare the ratio, measured within one run, not seconds across runs.\n\n", page.Format(SyncTime.Decimals), alone.Format(SyncTime.Decimals))
+		}
 	}
 
 	docMeasured(p, rep)

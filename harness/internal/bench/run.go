@@ -110,6 +110,17 @@ type Report struct {
 	// Alone are the writes cases' baselines: the writer and the reader with no informer
 	// starting (Result.Writer only), one per server, case and repeat.
 	Alone []Result `json:",omitempty"`
+	// Overhead is the run the overhead point comes from when it was measured on its own after
+	// the rest (make bench ARGS="-overhead-only -docs"); nil when it was measured with them.
+	Overhead *OverheadRun `json:",omitempty"`
+}
+
+// OverheadRun is where and when an overhead point measured on its own was measured.
+type OverheadRun struct {
+	Started, Finished time.Time
+	Machine           Machine
+	Versions          Versions
+	Args              []string
 }
 
 // ServerInfo is one server of a run, as measured.
