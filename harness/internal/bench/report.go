@@ -389,6 +389,9 @@ func Doc(rep Report, plot func(Case) string) string {
 	for _, note := range Fallbacks(rep) {
 		p("Note: %s\n\n", note)
 	}
+	if page, _ := docPage(rep.Cases); page == "bench.md" {
+		p("The other dimensions are runs of their own, each with its page, plots and results: [writes during the initial sync](writes.md) (`ARGS=\"-cases writes -docs\"`), [links: a round trip, a bandwidth cap, a slow reader](%s) (`ARGS=\"-cases links -docs\"`), [Pods at scale, fitted and extrapolated](%s) (`ARGS=\"-cases pods -docs\"`) and [JSON, protobuf and CBOR](encodings.md) (`ARGS=\"-cases cbor -docs\"`).\n\n", linksPage, podsPage)
+	}
 	p("Each table below is one shape at its largest K, one row per server: LIST→WATCH's median / streaming's median, then *ratio*, streaming's over LIST→WATCH's (below 1: streaming needs less). ")
 	p("*apiserver +MiB* is kube-apiserver's peak resident memory during the informers' start-up above its settled resident memory just before (VmHWM − VmRSS); *apiserver peak* is that VmHWM itself; *apiserver CPU* its user + system CPU seconds from that moment to the last informer's sync. ")
 	p("*lab peak* is the client process's VmHWM in MiB (its K caches included). *bytes on the wire* are the MiB of response bodies the K informers took off their connections until synced, compressed where kube-apiserver gzipped them; *sync time* is in seconds.\n\n")
