@@ -184,9 +184,15 @@ func (e *env) wrote(delivered bool) func(record.Record, error) error {
 // a watch the other server kept (down names the one that went away) holds too.
 func (e *env) rewatched(since time.Time, down string) error {
 	e.expect = nil // what came before the fault may arrive in a relist instead of as events
-	err := waitFor(e.ctx, e.procs, e.SyncTimeout, func(lp *labproc.Proc) bool { return lp.Watching(since, time.Second, down, watchers...) })
-	if err != nil {
-		return e.failed("waiting for every watcher to watch again", err)
+	watching := func(lp *labproc.Proc) bool { return lp.Watching(since, time.Second, down, watchers...) }
+	if err := waitFor(e.ctx, e.procs, e.SyncTimeout, watching); err != nil {
+		var state []string // from the fault on: which watch came back, and what the others met
+		for _, lp := range e.procs {
+			if !watching(lp) {
+				state = append(state, lp.Name+" "+lp.WatchState(since, watchers...))
+			}
+		}
+		return e.failed("waiting for every watcher to watch again", fmt.Errorf("%w; %s", err, strings.Join(state, "; ")))
 	}
 	e.Say("every watcher watches again, %s after the fault", time.Since(since).Round(time.Millisecond))
 	return nil

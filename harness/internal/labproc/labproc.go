@@ -70,6 +70,8 @@ type Proc struct {
 	// Per tag, the latest watch that the server accepted (HTTP 200) and the latest sign of a
 	// watch that failed (a refused watch, an ERROR event such as 410 Gone, a broken stream).
 	watchOK, watchBad map[string]time.Time
+	// Per tag, what the latest failure was (a status, an error, a broken stream's reason).
+	watchWhy map[string]string
 	// Per tag, the server that accepted its latest watch, where a balancer named it.
 	watchServer map[string]string
 	// Per tag, whether its latest request was a LIST: the reflector's watch after it has not
@@ -142,7 +144,7 @@ func start(name, bin string, args, env []string, logPath, errPath string, decode
 
 func newProc(name, stderr string) *Proc {
 	return &Proc{Name: name, stderr: stderr, synced: map[string]bool{}, events: map[string]map[string][]event{},
-		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}, watchServer: map[string]string{}, listedLast: map[string]bool{}}
+		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}, watchServer: map[string]string{}, watchWhy: map[string]string{}, listedLast: map[string]bool{}}
 }
 
 // noted are the kinds of record note reads; the harness only copies the others (the lab's
@@ -176,9 +178,14 @@ func (p *Proc) note(r record.Record) {
 			p.watchServer[r.Tag] = r.Server
 		} else {
 			p.watchBad[r.Tag] = r.Time
+			p.watchWhy[r.Tag] = strings.TrimSpace(fmt.Sprintf("watch answered %d %s", r.Status, r.Error))
 		}
-	case r.Kind == record.WatchEvent && r.Event == record.EventError, r.Kind == record.Setup && r.Step == record.StepBroken:
+	case r.Kind == record.WatchEvent && r.Event == record.EventError:
 		p.watchBad[r.Tag] = r.Time
+		p.watchWhy[r.Tag] = strings.TrimSpace("an ERROR event " + r.Detail)
+	case r.Kind == record.Setup && r.Step == record.StepBroken:
+		p.watchBad[r.Tag] = r.Time
+		p.watchWhy[r.Tag] = strings.TrimSpace("stream broken " + r.Detail)
 	}
 }
 
@@ -201,6 +208,30 @@ func (p *Proc) Watching(since time.Time, stable time.Duration, down string, tags
 		}
 	}
 	return true
+}
+
+// WatchState says, for each of tags, when its latest accepted watch began and which server
+// accepted it, and when and how a watch of it last failed, in seconds from since: what a wait
+// for re-established watches (Watching) reports when it runs out.
+func (p *Proc) WatchState(since time.Time, tags ...string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	at := func(t time.Time) string { return fmt.Sprintf("%+.1fs", t.Sub(since).Seconds()) }
+	var parts []string
+	for _, t := range tags {
+		s := t + ": no watch accepted"
+		if ok := p.watchOK[t]; !ok.IsZero() {
+			s = t + ": watch accepted at " + at(ok)
+			if p.watchServer[t] != "" {
+				s += " by " + p.watchServer[t]
+			}
+		}
+		if bad := p.watchBad[t]; !bad.IsZero() {
+			s += ", failed at " + at(bad) + " (" + p.watchWhy[t] + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // WatchAnswered reports whether every one of tags has had its latest request answered as a

@@ -82,3 +82,17 @@ func TestWatchingBehindABalancer(t *testing.T) {
 		})
 	}
 }
+
+// What a timed-out wait for re-established watches reports: each watcher's latest accepted
+// watch and latest failure, from the fault on, with the server and the reason.
+func TestWatchState(t *testing.T) {
+	killed := time.Now().Add(-time.Minute)
+	p := newProc("lab", "")
+	p.note(record.Record{Time: killed.Add(-5 * time.Second), Kind: record.HTTP, Tag: "A", Method: "GET", Path: "/api/v1/configmaps", Query: "watch=true", Status: 200, Server: "1.32.13"})
+	p.note(record.Record{Time: killed.Add(1500 * time.Millisecond), Kind: record.HTTP, Tag: "A", Method: "GET", Path: "/api/v1/configmaps", Query: "watch=true", Status: 502, Server: "1.32.13"})
+	p.note(record.Record{Time: killed.Add(2 * time.Second), Kind: record.Setup, Tag: "B", Step: record.StepBroken, Value: "watch stream broken", Detail: "unexpected EOF"})
+	want := "A: watch accepted at -5.0s by 1.32.13, failed at +1.5s (watch answered 502); B: no watch accepted, failed at +2.0s (stream broken unexpected EOF)"
+	if got := p.WatchState(killed, "A", "B"); got != want {
+		t.Errorf("WatchState:\n got %s\nwant %s", got, want)
+	}
+}

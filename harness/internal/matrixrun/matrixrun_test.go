@@ -109,7 +109,7 @@ func runGrid(t *testing.T, args ...string) (*matrix.Result, []string) {
 // stand-in cluster's etcd and kube-apiserver), which are no process the grid left.
 func runGridBeside(t *testing.T, keep []int, args ...string) (*matrix.Result, []string) {
 	t.Helper()
-	out := t.TempDir()
+	out := keptOnFailure(t)
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), append([]string{"-out", out}, args...), &stdout, &stderr)
 	t.Logf("stderr:\n%s", stderr.String())
@@ -127,6 +127,24 @@ func runGridBeside(t *testing.T, keep []int, args ...string) (*matrix.Result, []
 		t.Fatal(err)
 	}
 	return res, dirs
+}
+
+// keptOnFailure is a directory for a grid's run that is removed when the test passes and kept
+// when it fails: its cell logs and harness.jsonl say what a failed run met (a grid's failure on
+// a loaded machine is seldom seen twice).
+func keptOnFailure(t *testing.T) string {
+	out, err := os.MkdirTemp("", "informer-lab-"+strings.ReplaceAll(t.Name(), "/", "-")+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the grid's run directory is kept: %s", out)
+			return
+		}
+		os.RemoveAll(out)
+	})
+	return out
 }
 
 // Bad input fails fast with exit 2 and one line that says what was wrong and what is valid,
