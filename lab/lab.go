@@ -181,7 +181,7 @@ func Run(ctx context.Context, c Cell, args []string, stdout, stderr io.Writer) e
 	informers := map[string]kind.Informer{}
 	var synced []cache.InformerSynced
 	for i := 0; i < opts.informers; i++ {
-		tag := string(rune('A' + i))
+		tag := record.InformerTag(i)
 		if i == 1 && opts.optOutAt == optout.AtBetween {
 			if err := switchBetween(ctx, opts.optOut, synced[0], out); err != nil {
 				return err

@@ -59,6 +59,19 @@ const (
 	FaultRefuseWatchList         = "refuse-watch-list"
 )
 
+// InformerTag tags a lab's informer i (from 0): A, B, ... Z, the letters its records and the
+// prefixes of its log lines carry.
+func InformerTag(i int) string { return string(rune('A' + i)) }
+
+// InformerTags are the tags of a lab's first k informers.
+func InformerTags(k int) []string {
+	tags := make([]string, k)
+	for i := range tags {
+		tags[i] = InformerTag(i)
+	}
+	return tags
+}
+
 // Tags that are not informers.
 const (
 	// TagDirect tags a lab's direct typed List() call (-direct-list): its requests are not an

@@ -1,6 +1,9 @@
 package record
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestResourceOf(t *testing.T) {
 	for path, want := range map[string]string{
@@ -35,5 +38,12 @@ func TestSplitServerSettings(t *testing.T) {
 		if _, _, err := SplitServerSettings(bad); err == nil {
 			t.Errorf("SplitServerSettings(%q): no error, want one naming what a server may set", bad)
 		}
+	}
+}
+
+// The informers' tags are the letters their log lines carry: A for the first.
+func TestInformerTags(t *testing.T) {
+	if got := strings.Join(InformerTags(3), ","); got != "A,B,C" || InformerTag(25) != "Z" || len(InformerTags(0)) != 0 {
+		t.Errorf("InformerTags(3) = %s, InformerTag(25) = %s", got, InformerTag(25))
 	}
 }

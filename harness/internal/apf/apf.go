@@ -17,6 +17,7 @@ import (
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/servers"
 	"informer-lab/lab/controlplane"
+	"informer-lab/record"
 
 	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -264,10 +265,7 @@ func startLab(ctx context.Context, o Options, bin, kubeconfig, ns, mode, label, 
 	if err != nil {
 		return r, err
 	}
-	tags := make([]string, o.Informers)
-	for i := range tags {
-		tags[i] = string(rune('A' + i))
-	}
+	tags := record.InformerTags(o.Informers)
 	for deadline := start.Add(o.SyncTimeout); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
 		if p.Synced(tags...) {
 			r.Synced, r.SyncTime = true, time.Since(start)

@@ -385,10 +385,7 @@ func (b *bed) watchRun(ctx context.Context, c Case, ns string, k int, m Mode, sy
 		return r, err
 	}
 	defer p.Stop(15 * time.Second)
-	tags := make([]string, k)
-	for i := range tags {
-		tags[i] = string(rune('A' + i))
-	}
+	tags := record.InformerTags(k)
 	synced, err := waitFor(ctx, p, syncFor, func() bool { return p.Synced(tags...) })
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", name, err)

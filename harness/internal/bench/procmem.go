@@ -17,12 +17,13 @@ func ResetHWM(pid int) error {
 
 // Sampler reads VmRSS of some processes at a fixed interval and keeps each one's maximum.
 type Sampler struct {
-	mu      sync.Mutex
-	pids    []int
-	peak    map[int]int64
-	samples int
-	stop    chan struct{}
-	done    chan struct{}
+	mu       sync.Mutex
+	pids     []int
+	peak     map[int]int64
+	samples  int
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 }
 
 // StartSampler samples pids every interval until Stop; AddPID adds a process later (a lab
@@ -75,9 +76,10 @@ func (s *Sampler) sample() {
 	s.mu.Unlock()
 }
 
-// Stop takes a last sample and returns each process's peak VmRSS and the number of samples.
+// Stop takes a last sample and returns each process's peak VmRSS and the number of samples; a
+// second call returns them again.
 func (s *Sampler) Stop() (map[int]int64, int) {
-	close(s.stop)
+	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()

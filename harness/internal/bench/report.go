@@ -403,22 +403,7 @@ func Doc(rep Report, plot func(Case) string) string {
 		}
 		p("%s\n![%s](%s)\n\n", RatioTable(rep.Results, rep.measuredOn(c), c, k), esc(c.String()), plot(c))
 	}
-	for _, g := range rep.encodings() {
-		base := g.cases[0]
-		p("### %s, K=%d\n\n", g.title(), g.k)
-		p("The same %d %s watched by %d informers at once in each encoding, on each server with %s. ", base.Objects, nounOf(base.Resource), g.k, g.cases[len(g.cases)-1].Gate)
-		for _, c := range g.cases {
-			p("%s: %s. ", c.Encoding, encodingHow(c))
-		}
-		p("Each cell is a median, and *×%s* is its ratio to %s's at the same server and mode (below 1: it costs less).\n\n", shortMedia(base.Encoding), base.Encoding)
-		p("%s\n", EncodingTable(rep.Results, g.servers, g.cases, g.k))
-		p("What the runs show: an encoding costs more (or less) than %s where its median is at least %.1f times %s's (or at most 1/%.1f), every run of the one above every run of the other (the rule of the findings below).\n\n", shortMedia(base.Encoding), findings.CostRatio, shortMedia(base.Encoding), findings.CostRatio)
-		for _, f := range EncodingFindings(rep.Results, g.servers, g.cases, g.k) {
-			p("- %s\n", f)
-		}
-		p("\n")
-	}
-
+	encodingsSection(p, rep)
 	if ws := rep.writeCases(); len(ws) > 0 {
 		writesSection(p, rep, ws)
 	}
@@ -439,6 +424,35 @@ func Doc(rep Report, plot func(Case) string) string {
 		}
 	}
 
+	overheadSection(p, rep)
+	docMeasured(p, rep)
+	p("\n%s", findings.BenchSection(findingsInput(rep)))
+	return b.String()
+}
+
+// encodingsSection is a table per group of cases in several encodings (JSON, protobuf, CBOR),
+// with what the runs show.
+func encodingsSection(p func(string, ...any), rep Report) {
+	for _, g := range rep.encodings() {
+		base := g.cases[0]
+		p("### %s, K=%d\n\n", g.title(), g.k)
+		p("The same %d %s watched by %d informers at once in each encoding, on each server with %s. ", base.Objects, nounOf(base.Resource), g.k, g.cases[len(g.cases)-1].Gate)
+		for _, c := range g.cases {
+			p("%s: %s. ", c.Encoding, encodingHow(c))
+		}
+		p("Each cell is a median, and *×%s* is its ratio to %s's at the same server and mode (below 1: it costs less).\n\n", shortMedia(base.Encoding), base.Encoding)
+		p("%s\n", EncodingTable(rep.Results, g.servers, g.cases, g.k))
+		p("What the runs show: an encoding costs more (or less) than %s where its median is at least %.1f times %s's (or at most 1/%.1f), every run of the one above every run of the other (the rule of the findings below).\n\n", shortMedia(base.Encoding), findings.CostRatio, shortMedia(base.Encoding), findings.CostRatio)
+		for _, f := range EncodingFindings(rep.Results, g.servers, g.cases, g.k) {
+			p("- %s\n", f)
+		}
+		p("\n")
+	}
+}
+
+// overheadSection is the harness's own cost: the overhead point, -quiet against wire logging,
+// and where it was measured when on its own (-overhead-only -docs).
+func overheadSection(p func(string, ...any), rep Report) {
 	if sv, k, ok := overheadPoint(rep); ok {
 		p("## Harness overhead\n\n")
 		p("Every run above starts the lab with `-quiet`: it counts requests and bytes and decodes nothing. ")
@@ -454,10 +468,6 @@ func Doc(rep Report, plot func(Case) string) string {
 			p("The same `-quiet` point took %s s in the runs above and %s s in this run of its own: compare the ratio, measured within one run, not seconds across runs.\n\n", page.Format(SyncTime.Decimals), alone.Format(SyncTime.Decimals))
 		}
 	}
-
-	docMeasured(p, rep)
-	p("\n%s", findings.BenchSection(findingsInput(rep)))
-	return b.String()
 }
 
 // docHeader is the top of docs/bench.md: the title, how and when the run was made, and the

@@ -584,38 +584,16 @@ func deleteCollection(ctx context.Context, del func(context.Context, metav1.Dele
 // both processes until every informer has synced, stop the lab.
 func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mode, logged bool, rep int) (Result, error) {
 	r := Result{Server: b.server, Case: label, K: k, Mode: m, Logged: logged, Rep: rep}
-	if b.o.fresh {
-		if err := b.restart(ctx); err != nil {
-			return r, err
-		}
-	}
-	if c.Resource == record.CRDResource {
-		if err := b.widgetCacheReady(ctx, ns); err != nil {
-			return r, err
-		}
-	}
-	_, settled, err := b.settle(ctx)
+	metrics0, err := b.prepare(ctx, c, ns, &r)
 	if err != nil {
 		return r, err
-	}
-	r.Settled = settled
-	var metrics0 map[string]float64
-	if c.WriteRate > 0 && b.metricsReadable() {
-		if metrics0, err = readMetrics(ctx, b.cs, c.Resource); err != nil {
-			return r, err
-		}
 	}
 	if err := b.meter.begin(ctx, &r); err != nil {
 		return r, err
 	}
 	defer b.meter.end(ctx, nil)           // stops sampling after an error; once ended, does nothing
 	sampler := StartSampler(b.o.interval) // the lab's VmRSS, once it has a pid
-	stopped := false
-	defer func() {
-		if !stopped {
-			sampler.Stop()
-		}
-	}()
+	defer sampler.Stop()                  // once stopped, does nothing
 
 	name := fmt.Sprintf("%s-%s-k%02d-%s-%d", b.slug, label, k, m, rep)
 	lk, err := b.openLink(c, name) // a links case's proxy; else the lab's own kubeconfig
@@ -623,7 +601,73 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 		return r, err
 	}
 	defer lk.close()
-	args := []string{"-kubeconfig", lk.kubeconfig, "-records", "-", "-name", b.o.lab, "-namespace", ns,
+	name, args := b.labArgs(c, name, lk.kubeconfig, ns, k, m, logged)
+	logPath := filepath.Join(b.runDir, "runs", name+".jsonl")
+	var w *runWrites // a writes case's writer, reader and watch of deletions, from the lab's start
+	if c.WriteRate > 0 {
+		if w, err = b.startRunWrites(ctx, c, ns, fmt.Sprintf("w-%s-%d", m, rep), metrics0); err != nil {
+			return r, err
+		}
+		defer w.stop()
+	}
+	start := time.Now()
+	p, err := b.startLab(c, name, args, logPath)
+	if err != nil {
+		return r, err
+	}
+	defer p.Stop(15 * time.Second)
+	sampler.AddPID(p.PID())
+	tags := record.InformerTags(k)
+	if err := waitSynced(ctx, p, tags, b.o.syncTimeout); err != nil {
+		return r, fmt.Errorf("%s: %w", name, err)
+	}
+	r.WallMillis = float64(time.Since(start).Microseconds()) / 1000
+	if err := b.meter.end(ctx, &r); err != nil {
+		return r, err
+	}
+	if err := w.synced(ctx, b.cs, c, &r); err != nil {
+		return r, err
+	}
+	lab, err := procs.ReadMem(p.PID())
+	if err != nil {
+		return r, fmt.Errorf("read the lab's memory: %w", err)
+	}
+	peaks, samples := sampler.Stop()
+	r.LabPeakHWM, r.LabPeakSampled, r.Samples = lab.HWM, peaks[p.PID()], samples
+	if err := b.finish(ctx, c, w, p, ns, name, logPath, tags, &r); err != nil {
+		return r, fmt.Errorf("%s: %w", name, err)
+	}
+	b.sayRun(name, r)
+	return r, nil
+}
+
+// prepare readies the server for a run: a fresh process (-fresh), a Widgets case's watch cache,
+// the settled memory it starts from; for a writes case it returns kube-apiserver's counters
+// before the run (nil where /metrics cannot be read).
+func (b *bed) prepare(ctx context.Context, c Case, ns string, r *Result) (metrics0 map[string]float64, err error) {
+	if b.o.fresh {
+		if err := b.restart(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if c.Resource == record.CRDResource {
+		if err := b.widgetCacheReady(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+	if _, r.Settled, err = b.settle(ctx); err != nil {
+		return nil, err
+	}
+	if c.WriteRate > 0 && b.metricsReadable() {
+		return readMetrics(ctx, b.cs, c.Resource)
+	}
+	return nil, nil
+}
+
+// labArgs are the lab's flags for a run, and the run's name: name, with "-logged" when the
+// wire is logged.
+func (b *bed) labArgs(c Case, name, kubeconfig, ns string, k int, m Mode, logged bool) (string, []string) {
+	args := []string{"-kubeconfig", kubeconfig, "-records", "-", "-name", b.o.lab, "-namespace", ns,
 		"-informers", fmt.Sprint(k), "-watch-list", m.Gate()}
 	if b.o.kubeContext != "" {
 		args = append(args, "-context", b.o.kubeContext)
@@ -640,84 +684,92 @@ func (b *bed) measure(ctx context.Context, c Case, label, ns string, k int, m Mo
 	case c.WriteRate == 0: // a writes run's check reads every informer's events
 		args = append(args, "-quiet")
 	}
-	logPath := filepath.Join(b.runDir, "runs", name+".jsonl")
-	var load *writeLoad
-	var deletions *deletionWatch
-	if c.WriteRate > 0 {
-		if deletions, err = watchDeletions(ctx, b.cs, ns); err != nil {
-			return r, err
+	return name, args
+}
+
+// runWrites is a writes case's part of a run: the writer and reader (started before the lab),
+// the harness's own watch of deletions, and kube-apiserver's counters before the run.
+type runWrites struct {
+	load      *writeLoad
+	deletions *deletionWatch
+	metrics0  map[string]float64 // nil where /metrics cannot be read
+	writes    []record.Record    // what the writer wrote until the informers synced
+}
+
+func (b *bed) startRunWrites(ctx context.Context, c Case, ns, prefix string, metrics0 map[string]float64) (*runWrites, error) {
+	w := &runWrites{metrics0: metrics0}
+	var err error
+	if w.deletions, err = watchDeletions(ctx, b.cs, ns); err != nil {
+		return nil, err
+	}
+	w.load = startWrites(ctx, b.configMaps, b.cs, ns, prefix, c.WriteRate, b.o.syncTimeout)
+	return w, nil
+}
+
+// synced stops the writer once every informer synced and puts its latencies and the server's
+// counters into r; nothing for a run without writes (w nil).
+func (w *runWrites) synced(ctx context.Context, cs kubernetes.Interface, c Case, r *Result) error {
+	if w == nil {
+		return nil
+	}
+	var stats WriterStats
+	stats, w.writes = w.load.Stop(c.WriteRate)
+	r.Writer = &stats
+	if w.metrics0 != nil {
+		metrics1, err := readMetrics(ctx, cs, c.Resource)
+		if err != nil {
+			return err
 		}
-		defer deletions.Stop()
-		load = startWrites(ctx, b.configMaps, b.cs, ns, fmt.Sprintf("w-%s-%d", m, rep), c.WriteRate, b.o.syncTimeout)
-		defer load.Stop(c.WriteRate) // at once when stopped below already
+		r.Metrics = metricDeltas(w.metrics0, metrics1)
 	}
-	start := time.Now()
-	p, err := b.startLab(c, name, args, logPath)
-	if err != nil {
-		return r, err
-	}
-	defer p.Stop(15 * time.Second)
-	sampler.AddPID(p.PID())
-	tags := make([]string, k)
-	for i := range tags {
-		tags[i] = string(rune('A' + i))
-	}
-	if err := waitSynced(ctx, p, tags, b.o.syncTimeout); err != nil {
-		return r, fmt.Errorf("%s: %w", name, err)
-	}
-	r.WallMillis = float64(time.Since(start).Microseconds()) / 1000
-	if err := b.meter.end(ctx, &r); err != nil {
-		return r, err
-	}
-	var writes []record.Record
-	if load != nil {
-		var stats WriterStats
-		stats, writes = load.Stop(c.WriteRate)
-		r.Writer = &stats
-		if metrics0 != nil {
-			metrics1, err := readMetrics(ctx, b.cs, c.Resource)
-			if err != nil {
-				return r, err
-			}
-			r.Metrics = metricDeltas(metrics0, metrics1)
-		}
-	}
-	lab, err := procs.ReadMem(p.PID())
-	if err != nil {
-		return r, fmt.Errorf("read the lab's memory: %w", err)
-	}
-	peaks, samples := sampler.Stop()
-	stopped = true
-	r.LabPeakHWM, r.LabPeakSampled, r.Samples = lab.HWM, peaks[p.PID()], samples
-	var fresh record.Record
-	if load != nil {
-		if writes, fresh, err = b.lastWrite(ctx, p, deletions, ns, name, tags, writes); err != nil {
-			return r, fmt.Errorf("%s: %w", name, err)
+	return nil
+}
+
+// stop stops the writer (at once when synced stopped it) and the watch of deletions.
+func (w *runWrites) stop() {
+	w.load.Stop(0)
+	w.deletions.Stop()
+}
+
+// finish stops the lab and reads the run from its records: counts, encodings and, for a writes
+// case, whether every informer delivered every write after its sync point.
+func (b *bed) finish(ctx context.Context, c Case, w *runWrites, p *labproc.Proc, ns, name, logPath string, tags []string, r *Result) error {
+	writes, fresh := []record.Record(nil), record.Record{}
+	if w != nil {
+		var err error
+		if writes, fresh, err = b.lastWrite(ctx, p, w.deletions, ns, name, tags, w.writes); err != nil {
+			return err
 		}
 	}
 	if err := p.Stop(15 * time.Second); err != nil {
-		return r, err
+		return err
 	}
-	if err := fromRecords(&r, p.Setups(), tags); err != nil {
-		return r, fmt.Errorf("%s: %w", name, err)
+	if err := fromRecords(r, p.Setups(), tags); err != nil {
+		return err
 	}
 	if err := c.checkEncoding(r.ContentTypes); err != nil {
-		return r, fmt.Errorf("%s: %w", name, err)
+		return err
 	}
-	if load != nil {
-		if r.Problems, err = checkWrites(logPath, tags, writes, fresh); err != nil {
-			return r, fmt.Errorf("%s: %w", name, err)
-		}
-		r.Detector = detectorRuns(p.Setups())
-		b.say("%s: %s; %s", name, r.Writer.line(), deliveryText(r.Problems))
+	if w == nil {
+		return nil
 	}
+	var err error
+	if r.Problems, err = checkWrites(logPath, tags, writes, fresh); err != nil {
+		return err
+	}
+	r.Detector = detectorRuns(p.Setups())
+	b.say("%s: %s; %s", name, r.Writer.line(), deliveryText(r.Problems))
+	return nil
+}
+
+// sayRun is a run's line of progress.
+func (b *bed) sayRun(name string, r Result) {
 	api := fmt.Sprintf("apiserver +%s (sampled +%s, baseline %s, CPU %.1fs)", FormatBytes(r.APIDelta()), FormatBytes(r.APIDeltaSampled()), FormatBytes(r.APIBaseline), r.APICPUMillis/1000)
 	if r.APIMissing != "" {
 		api = "apiserver n/a"
 	}
 	b.say("%-44s %s  sync %s  %d requests  %s received (%s on the wire)  lab peak %s  %s",
 		name, api, time.Duration(r.SyncMillis*float64(time.Millisecond)).Round(time.Millisecond), r.Requests, FormatBytes(r.Bytes), FormatBytes(r.WireBytes), FormatBytes(r.LabPeakHWM), b.progress.step())
-	return r, nil
 }
 
 // checkEncoding refuses a run whose informers got a body in another encoding than the case's
