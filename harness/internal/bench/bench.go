@@ -362,10 +362,10 @@ func overheadOnlyDefaults(fs *flag.FlagSet, o *options) error {
 	switch {
 	case !o.overhead:
 		return errors.New("-overhead-only with -overhead=false measures nothing: drop one of them")
-	case set["cases"] && strings.TrimSpace(o.cases) != "small":
+	case set["cases"] && strings.TrimSpace(o.cases) != overheadBase:
 		return fmt.Errorf("-overhead-only measures the small case, got -cases %s: drop -cases", o.cases)
 	}
-	o.cases = "small"
+	o.cases = overheadBase
 	return nil
 }
 

@@ -260,7 +260,7 @@ func (rep Report) encodings() []encodingGroup {
 }
 
 // overheadCase is the overhead point's Result.Case: the small case, measured once more.
-const overheadCase = "small-overhead"
+const overheadCase = overheadBase + "-overhead"
 
 func overheadPoint(rep Report) (server string, k int, ok bool) {
 	for _, r := range rep.Results {
@@ -293,7 +293,7 @@ func mergeOverhead(path string, run Report) (Report, error) {
 	sv, k, _ := overheadPoint(run)
 	docSv, docK, ok := overheadPoint(doc)
 	small := func(rep Report) Case {
-		i := slices.IndexFunc(rep.Cases, func(c Case) bool { return c.Name == "small" })
+		i := slices.IndexFunc(rep.Cases, func(c Case) bool { return c.Name == overheadBase })
 		if i < 0 {
 			return Case{}
 		}
@@ -464,7 +464,7 @@ func overheadSection(p func(string, ...any), rep Report) {
 		p(":\n\n")
 		p("%s\n", OverheadTable(rep.Results, sv, overheadCase, k, overheadMode))
 		if rep.Overhead != nil {
-			page, alone := Point{sv, "small", k, overheadMode, false}.Summarize(rep.Results, SyncTime), Point{sv, overheadCase, k, overheadMode, false}.Summarize(rep.Results, SyncTime)
+			page, alone := Point{sv, overheadBase, k, overheadMode, false}.Summarize(rep.Results, SyncTime), Point{sv, overheadCase, k, overheadMode, false}.Summarize(rep.Results, SyncTime)
 			p("The same `-quiet` point took %s s in the runs above and %s s in this run of its own: compare the ratio, measured within one run, not seconds across runs.\n\n", page.Format(SyncTime.Decimals), alone.Format(SyncTime.Decimals))
 		}
 	}

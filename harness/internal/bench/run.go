@@ -192,25 +192,8 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	rep := &Report{Started: time.Now(), Cases: cases, Ks: o.ks, Repeats: o.repeats, Interval: o.interval, Quick: o.quick, Fresh: o.fresh, Args: args, Seeding: map[string]time.Duration{}, MemFactor: o.memFactor}
 
 	// 0. Refuse what would not fit, and servers that do not exist, before starting anything.
-	avail, err := readMemAvailable()
+	cl, err := ready(ctx, &o, cases, say, stderr)
 	if err != nil {
-		return "", err
-	}
-	var loads []Load
-	for _, c := range cases {
-		ks := c.Runs(o.ks)
-		loads = append(loads, Load{Case: c.Name, Noun: nounOf(c.Resource), Objects: c.Objects, Size: c.Size, K: ks[len(ks)-1]})
-	}
-	if err := Guard(loads, o.memFactor, avail); err != nil {
-		return "", err
-	}
-	var cl *clusterTarget
-	if o.kubeconfig != "" {
-		if cl, err = openCluster(ctx, o, cases); err != nil {
-			return "", err
-		}
-		o.servers = []servers.Server{cl.server}
-	} else if err := servers.Provision(ctx, o.servers, say, stderr); err != nil {
 		return "", err
 	}
 	rep.Machine = ReadMachine()
@@ -257,6 +240,32 @@ func run(ctx context.Context, o options, args []string, stdout, stderr io.Writer
 	return runDir, writeReport(rep, o, runDir, stdout, say)
 }
 
+// ready refuses cases that would not fit in memory, then opens the user's cluster (the one
+// server, returned) or builds the envtest servers the store does not have yet.
+func ready(ctx context.Context, o *options, cases []Case, say func(string, ...any), stderr io.Writer) (*clusterTarget, error) {
+	avail, err := readMemAvailable()
+	if err != nil {
+		return nil, err
+	}
+	var loads []Load
+	for _, c := range cases {
+		ks := c.Runs(o.ks)
+		loads = append(loads, Load{Case: c.Name, Noun: nounOf(c.Resource), Objects: c.Objects, Size: c.Size, K: ks[len(ks)-1]})
+	}
+	if err := Guard(loads, o.memFactor, avail); err != nil {
+		return nil, err
+	}
+	if o.kubeconfig == "" {
+		return nil, servers.Provision(ctx, o.servers, say, stderr)
+	}
+	cl, err := openCluster(ctx, *o, cases)
+	if err != nil {
+		return nil, err
+	}
+	o.servers = []servers.Server{cl.server}
+	return cl, nil
+}
+
 // runCount is how many runs, each one lab process, o makes of cases on o.servers.
 func (o options) runCount(cases []Case) int {
 	total := 0
@@ -270,7 +279,7 @@ func (o options) runCount(cases []Case) int {
 			}
 		}
 	}
-	if o.overhead && slices.ContainsFunc(cases, func(c Case) bool { return c.Name == "small" }) {
+	if o.overhead && slices.ContainsFunc(cases, func(c Case) bool { return c.Name == overheadBase }) {
 		total += 2 * o.repeats // on the first server
 	}
 	return total
@@ -397,24 +406,8 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 	seeding = time.Since(start)
 	b.say("seeded %s in namespace %s in %s", c, ns, seeding.Round(time.Millisecond))
 
-	for _, k := range c.Runs(b.o.ks) {
-		if b.o.overheadOnly {
-			break
-		}
-		for rep := 1; rep <= b.o.repeats; rep++ {
-			if c.WriteRate > 0 {
-				if err := b.writeAlone(ctx, c, ns, rep); err != nil {
-					return results, seeding, err
-				}
-			}
-			for _, m := range Modes {
-				r, err := b.measure(ctx, c, c.Name, ns, k, m, false, rep)
-				if err != nil {
-					return results, seeding, err
-				}
-				results = append(results, r)
-			}
-		}
+	if results, err = b.points(ctx, c, ns); err != nil {
+		return results, seeding, err
 	}
 	ws, err := b.watchRuns(ctx, c, ns, results)
 	if results = append(results, ws...); err != nil {
@@ -422,19 +415,55 @@ func (b *bed) runCase(ctx context.Context, c Case) (results []Result, seeding ti
 	}
 	// The harness's own cost: the same point with wire logging, alternating with -quiet, on the
 	// first server.
-	if b.o.overhead && c.Name == "small" && b.sv == b.o.servers[0] {
-		k := b.o.maxK()
+	if b.o.overhead && c.Name == overheadBase && b.sv == b.o.servers[0] {
+		oh, err := b.overheadRuns(ctx, c, ns)
+		return append(results, oh...), seeding, err
+	}
+	return results, seeding, nil
+}
+
+// overheadBase is the case whose largest K the overhead point measures again (overheadCase).
+const overheadBase = "small"
+
+// points measures c at each of its K, -repeats times in each mode, alternating (a writes case:
+// its writer alone first); nothing with -overhead-only.
+func (b *bed) points(ctx context.Context, c Case, ns string) (results []Result, err error) {
+	if b.o.overheadOnly {
+		return nil, nil
+	}
+	for _, k := range c.Runs(b.o.ks) {
 		for rep := 1; rep <= b.o.repeats; rep++ {
-			for _, logged := range []bool{false, true} {
-				r, err := b.measure(ctx, c, c.Name+"-overhead", ns, k, overheadMode, logged, rep)
+			if c.WriteRate > 0 {
+				if err := b.writeAlone(ctx, c, ns, rep); err != nil {
+					return results, err
+				}
+			}
+			for _, m := range Modes {
+				r, err := b.measure(ctx, c, c.Name, ns, k, m, false, rep)
 				if err != nil {
-					return results, seeding, err
+					return results, err
 				}
 				results = append(results, r)
 			}
 		}
 	}
-	return results, seeding, nil
+	return results, nil
+}
+
+// overheadRuns are the overhead point's runs: the largest K, streaming, -quiet and wire logging
+// alternating.
+func (b *bed) overheadRuns(ctx context.Context, c Case, ns string) (results []Result, err error) {
+	k := b.o.maxK()
+	for rep := 1; rep <= b.o.repeats; rep++ {
+		for _, logged := range []bool{false, true} {
+			r, err := b.measure(ctx, c, overheadCase, ns, k, overheadMode, logged, rep)
+			if err != nil {
+				return results, err
+			}
+			results = append(results, r)
+		}
+	}
+	return results, nil
 }
 
 // seed creates c.Objects ConfigMaps of c.Size bytes of data (random base64 text, so nothing
