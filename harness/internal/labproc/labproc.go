@@ -69,9 +69,8 @@ type Proc struct {
 	setups []record.Record // every SETUP record, in order (few: versions, gate, server, synced)
 	// Per tag, the latest watch that the server accepted (HTTP 200) and the latest sign of a
 	// watch that failed (a refused watch, an ERROR event such as 410 Gone, a broken stream).
-	watchOK, watchBad map[string]time.Time
-	// Per tag, what the latest failure was (a status, an error, a broken stream's reason).
-	watchWhy map[string]string
+	watchOK  map[string]time.Time
+	watchBad map[string]watchFailure
 	// Per tag, the server that accepted its latest watch, where a balancer named it.
 	watchServer map[string]string
 	// Per tag, whether its latest request was a LIST: the reflector's watch after it has not
@@ -144,7 +143,14 @@ func start(name, bin string, args, env []string, logPath, errPath string, decode
 
 func newProc(name, stderr string) *Proc {
 	return &Proc{Name: name, stderr: stderr, synced: map[string]bool{}, events: map[string]map[string][]event{},
-		watchOK: map[string]time.Time{}, watchBad: map[string]time.Time{}, watchServer: map[string]string{}, watchWhy: map[string]string{}, listedLast: map[string]bool{}}
+		watchOK: map[string]time.Time{}, watchBad: map[string]watchFailure{}, watchServer: map[string]string{}, listedLast: map[string]bool{}}
+}
+
+// watchFailure is the latest sign that a watch failed: when, and what it was (a status, an
+// error, a broken stream's reason).
+type watchFailure struct {
+	at  time.Time
+	why string
 }
 
 // noted are the kinds of record note reads; the harness only copies the others (the lab's
@@ -177,15 +183,12 @@ func (p *Proc) note(r record.Record) {
 			p.watchOK[r.Tag] = r.Time
 			p.watchServer[r.Tag] = r.Server
 		} else {
-			p.watchBad[r.Tag] = r.Time
-			p.watchWhy[r.Tag] = strings.TrimSpace(fmt.Sprintf("watch answered %d %s", r.Status, r.Error))
+			p.watchBad[r.Tag] = watchFailure{r.Time, strings.TrimSpace(fmt.Sprintf("watch answered %d %s", r.Status, r.Error))}
 		}
 	case r.Kind == record.WatchEvent && r.Event == record.EventError:
-		p.watchBad[r.Tag] = r.Time
-		p.watchWhy[r.Tag] = strings.TrimSpace("an ERROR event " + r.Detail)
+		p.watchBad[r.Tag] = watchFailure{r.Time, strings.TrimSpace("an ERROR event " + r.Detail)}
 	case r.Kind == record.Setup && r.Step == record.StepBroken:
-		p.watchBad[r.Tag] = r.Time
-		p.watchWhy[r.Tag] = strings.TrimSpace("stream broken " + r.Detail)
+		p.watchBad[r.Tag] = watchFailure{r.Time, strings.TrimSpace("stream broken " + r.Detail)}
 	}
 }
 
@@ -200,10 +203,10 @@ func (p *Proc) Watching(since time.Time, stable time.Duration, down string, tags
 	defer p.mu.Unlock()
 	for _, t := range tags {
 		ok := p.watchOK[t]
-		if down != "" && p.watchServer[t] != "" && p.watchServer[t] != down && ok.After(p.watchBad[t]) {
+		if down != "" && p.watchServer[t] != "" && p.watchServer[t] != down && ok.After(p.watchBad[t].at) {
 			continue
 		}
-		if !ok.After(since) || !ok.After(p.watchBad[t]) || time.Since(ok) < stable {
+		if !ok.After(since) || !ok.After(p.watchBad[t].at) || time.Since(ok) < stable {
 			return false
 		}
 	}
@@ -226,8 +229,8 @@ func (p *Proc) WatchState(since time.Time, tags ...string) string {
 				s += " by " + p.watchServer[t]
 			}
 		}
-		if bad := p.watchBad[t]; !bad.IsZero() {
-			s += ", failed at " + at(bad) + " (" + p.watchWhy[t] + ")"
+		if bad := p.watchBad[t]; !bad.at.IsZero() {
+			s += ", failed at " + at(bad.at) + " (" + bad.why + ")"
 		}
 		parts = append(parts, s)
 	}
