@@ -103,6 +103,22 @@ func Render(labs []Lab) (string, error) {
 		b.WriteString("\n")
 	}
 
+	loggedSection(&b, labs)
+	b.WriteString("\n## The one-line fix\n\n| stand-in | where it does not sync by itself |\n| --- | --- |\n")
+	for _, s := range record.FakeStandIns {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", s.Name, strings.ReplaceAll(s.Fix, "|", "\\|"))
+	}
+	b.WriteString("\n## The stand-ins\n\n| stand-in | what the unit test builds |\n| --- | --- |\n")
+	for _, s := range record.FakeStandIns {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", s.Name, s.Doc)
+	}
+	b.WriteString(sources)
+	return b.String(), nil
+}
+
+// loggedSection is the page's "What client-go logs": per stand-in and gate, what client-go
+// logged beyond every reflector's own lines, and on which lab modules.
+func loggedSection(b *strings.Builder, labs []Lab) {
 	b.WriteString("## What client-go logs\n\n")
 	b.WriteString("What client-go logged through klog while each informer started, at `-klog-v 4`, " +
 		"without the lines every reflector logs (starting, listing and watching, caches populated, stopping); " +
@@ -117,23 +133,13 @@ func Render(labs []Lab) (string, error) {
 					continue
 				}
 				quietOff = quietOff && gate == "on"
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Name, gate, row.labs, row.lines)
+				fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", s.Name, gate, row.labs, row.lines)
 			}
 		}
 	}
 	if quietOff {
 		b.WriteString("\nWith the gate off, no stand-in logged more than those lines, on any version.\n")
 	}
-	b.WriteString("\n## The one-line fix\n\n| stand-in | where it does not sync by itself |\n| --- | --- |\n")
-	for _, s := range record.FakeStandIns {
-		fmt.Fprintf(&b, "| `%s` | %s |\n", s.Name, strings.ReplaceAll(s.Fix, "|", "\\|"))
-	}
-	b.WriteString("\n## The stand-ins\n\n| stand-in | what the unit test builds |\n| --- | --- |\n")
-	for _, s := range record.FakeStandIns {
-		fmt.Fprintf(&b, "| `%s` | %s |\n", s.Name, s.Doc)
-	}
-	b.WriteString(sources)
-	return b.String(), nil
 }
 
 func header(labs []Lab) string {

@@ -13,15 +13,28 @@ import (
 	"informer-lab/record"
 )
 
-// make bench's results and page in the docs directory (harness/internal/bench's DocsResults).
+// make bench's results and pages in the docs directory (harness/internal/bench's DocsResults
+// and docFiles): docs/bench.md, one run of every dimension, and docs/bench-servers.md, the plain
+// shapes on more server versions.
 const (
-	BenchResults = "bench-results.json"
-	BenchPage    = "bench.md"
+	BenchResults        = "bench-results.json"
+	BenchPage           = "bench.md"
+	BenchServersResults = "bench-servers-results.json"
+	BenchServersPage    = "bench-servers.md"
 )
+
+type benchFile struct{ name, result, page string }
+
+// benchFiles are make bench's results that findings reads, each with its page and name.
+var benchFiles = []benchFile{
+	{"bench", BenchResults, BenchPage},
+	{"bench, servers", BenchServersResults, BenchServersPage},
+}
 
 // Bench is what findings reads of make bench's results: the fields of harness/internal/bench's
 // Report and Result it needs, under their JSON names (compare imports no harness package).
 type Bench struct {
+	Page     string `json:"-"` // the page showing it, where its findings link; "" is BenchPage
 	Started  time.Time
 	Versions struct{ ClientGo string }
 	Results  []BenchRun
@@ -152,7 +165,7 @@ func (b *Bench) Hits() []matrix.Hit {
 	for _, m := range benchMetrics {
 		for _, p := range b.points() {
 			if detail, ok := b.costlier(p, m); ok {
-				out = append(out, matrix.Hit{Symptom: m.symptom, Setup: b.setup(p), Table: benchAnchor(p.server), Detail: detail})
+				out = append(out, matrix.Hit{Symptom: m.symptom, Setup: b.setup(p), Table: b.anchor(p.server), Detail: detail})
 			}
 		}
 	}
@@ -164,9 +177,9 @@ func (b *Bench) setup(p point) matrix.Setup {
 	return matrix.Setup{ClientGo: b.Versions.ClientGo, Gate: "on", Server: p.server, Kind: record.KindTypedConfigMaps, Case: p.kase}
 }
 
-// benchAnchor links a server's tables in docs/bench.md ("### kube-apiserver 1.37.2").
-func benchAnchor(server string) string {
-	return BenchPage + "#" + matrix.Slug("kube-apiserver "+server)
+// anchor links a server's tables in b's page ("### kube-apiserver 1.37.2").
+func (b *Bench) anchor(server string) string {
+	return cmp.Or(b.Page, BenchPage) + "#" + matrix.Slug("kube-apiserver "+server)
 }
 
 // hitPoints are the points of h's setup where streaming costs more, as the hit's symptom says.
@@ -189,12 +202,21 @@ func (b *Bench) shows(p point, s matrix.Symptom) bool {
 	return false
 }
 
+// noCompression is the server variant of make bench whose streaming lists go uncompressed.
+const noCompression = "WatchListCompression=false"
+
+// compresses says whether a make bench server gzips streaming lists: kube-apiserver 1.37 or
+// later, unless its variant turns WatchListCompression off.
+func compresses(server string) bool {
+	return record.Minor(server) >= 37 && !strings.HasSuffix(server, " "+noCompression)
+}
+
 // listWitnesses: the gate off is make bench's LIST→WATCH runs at the same points, which cost
 // less there by what makes the hit.
 func (b *Bench) listWitnesses(h matrix.Hit) []witness {
 	var out []witness
 	for _, p := range b.hitPoints(h) {
-		out = append(out, witness{label: fmt.Sprintf("LIST→WATCH on %s, %s K=%d", p.server, p.kase, p.k), link: benchAnchor(p.server)})
+		out = append(out, witness{label: fmt.Sprintf("LIST→WATCH on %s, %s K=%d", p.server, p.kase, p.k), link: b.anchor(p.server)})
 	}
 	return out
 }
@@ -202,7 +224,7 @@ func (b *Bench) listWitnesses(h matrix.Hit) []witness {
 // noCompressionWitnesses: the same points on the same kube-apiserver with
 // WatchListCompression=false, where make bench measured one.
 func (b *Bench) noCompressionWitnesses(h matrix.Hit) []witness {
-	const gate = " WatchListCompression=false"
+	const gate = " " + noCompression
 	if strings.HasSuffix(h.Setup.Server, gate) {
 		return nil
 	}
@@ -210,7 +232,7 @@ func (b *Bench) noCompressionWitnesses(h matrix.Hit) []witness {
 	for _, p := range b.hitPoints(h) {
 		q := point{p.server + gate, p.kase, p.k}
 		if len(b.values(q, benchMetrics[0], true)) > 0 {
-			out = append(out, witness{label: fmt.Sprintf("streaming on %s, %s K=%d", q.server, q.kase, q.k), link: benchAnchor(q.server), shows: b.shows(q, h.Symptom)})
+			out = append(out, witness{label: fmt.Sprintf("streaming on %s, %s K=%d", q.server, q.kase, q.k), link: b.anchor(q.server), shows: b.shows(q, h.Symptom)})
 		}
 	}
 	return out

@@ -22,7 +22,7 @@ func committed(t *testing.T, names ...string) *Sources {
 	}
 	src.Grids = slices.DeleteFunc(src.Grids, func(g Grid) bool { return !slices.Contains(names, g.Name) })
 	if !slices.Contains(names, "bench") {
-		src.Bench = nil
+		src.Benches = nil
 	}
 	return src
 }
@@ -138,8 +138,10 @@ func TestCommittedMatrix(t *testing.T) {
 	}
 }
 
-// make bench: streaming costs 1.37.2 more memory with the secrets, and more CPU with the small
-// objects, where WatchListCompression=false does not.
+// make bench: streaming costs 1.37.2 more memory with the secrets, with WatchListCompression or
+// without. It costs 1.37.2 more CPU in most of the cases, gzip the cause, but never with
+// WatchListCompression=false, which the servers run shows to work for the small objects; where
+// 1.32.13, which sends streams uncompressed, shows it too, the cause is not established.
 func TestCommittedBench(t *testing.T) {
 	fs := Derive(committed(t, "bench"))
 	servers := func(s matrix.Symptom) []string {
@@ -152,12 +154,23 @@ func TestCommittedBench(t *testing.T) {
 	if got, want := servers(matrix.MoreMemory), []string{"1.37.2 secrets", "1.37.2 WatchListCompression=false secrets"}; !slices.Equal(got, want) {
 		t.Errorf("more memory: want %q, got %q", want, got)
 	}
-	if got, want := servers(matrix.MoreCPU), []string{"1.37.2 small"}; !slices.Equal(got, want) {
-		t.Errorf("more CPU: want %q, got %q", want, got)
+	got := servers(matrix.MoreCPU)
+	on137 := slices.DeleteFunc(slices.Clone(got), func(s string) bool { return !strings.HasPrefix(s, "1.37.2 ") })
+	if !slices.Contains(got, "1.37.2 small") || !slices.Contains(got, "1.37.2 secrets") || 2*len(on137) <= len(got) {
+		t.Errorf("more CPU: want 1.37.2's small and secrets, and mostly 1.37.2, got %q", got)
 	}
 	cpu := finding(fs, matrix.MoreCPU)
-	if !slices.ContainsFunc(cpu.Fixes, func(f FixOf) bool { return strings.Contains(f.Text, "WatchListCompression=false") && len(f.Works) == 1 }) {
-		t.Errorf("want WatchListCompression=false shown to work, got %+v", cpu.Fixes)
+	for _, c := range cpu.Causes {
+		for _, s := range c.Setups {
+			if strings.Contains(s.Server, noCompression) || (c.Key == "watchlist-compression") != strings.HasPrefix(s.Server, "1.37.") {
+				t.Errorf("more CPU on %s %s: want gzip as the cause exactly on 1.37 and never with %s, got %s", s.Server, s.Case, noCompression, c.Key)
+			}
+		}
+	}
+	if !slices.ContainsFunc(cpu.Fixes, func(f FixOf) bool {
+		return strings.Contains(f.Text, noCompression) && len(f.Works) == 1 && f.Works[0].Case == "small"
+	}) {
+		t.Errorf("want WatchListCompression=false shown to work for the small objects, got %+v", cpu.Fixes)
 	}
 }
 
@@ -179,7 +192,10 @@ func TestCommittedCauses(t *testing.T) {
 // docs/findings.md and every page's findings section are what the committed results give.
 func TestDocsAreCurrent(t *testing.T) {
 	dir := t.TempDir()
-	files := []string{Page, BenchPage, BenchResults}
+	files := []string{Page}
+	for _, b := range benchFiles {
+		files = append(files, b.page, b.result)
+	}
 	for _, g := range gridFiles {
 		files = append(files, g.page, g.result)
 	}

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"informer-lab/compare/matrix"
@@ -35,12 +37,12 @@ var gridFiles = func() []struct{ name, page, result string } {
 
 // Sources are the results findings are derived from.
 type Sources struct {
-	Grids []Grid
-	Bench *Bench // nil without make bench's results
+	Grids   []Grid
+	Benches []*Bench // make bench's results, each with its Page
 }
 
 // Load reads the committed results in a docs directory: every grid of gridFiles and make
-// bench's results (BenchResults). A file that is missing is left out; one that cannot be read
+// bench's results (benchFiles). A file that is missing is left out; one that cannot be read
 // as its kind of result is an error.
 func Load(docs string) (*Sources, error) {
 	src := &Sources{}
@@ -54,15 +56,18 @@ func Load(docs string) (*Sources, error) {
 		}
 		src.Grids = append(src.Grids, Grid{Name: f.name, Page: f.page, Result: r})
 	}
-	b, err := LoadBench(filepath.Join(docs, BenchResults))
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return nil, err
-	default:
-		src.Bench = b
+	for _, f := range benchFiles {
+		b, err := LoadBench(filepath.Join(docs, f.result))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return nil, err
+		default:
+			b.Page = f.page
+			src.Benches = append(src.Benches, b)
+		}
 	}
-	if len(src.Grids) == 0 && src.Bench == nil {
+	if len(src.Grids) == 0 && len(src.Benches) == 0 {
 		return nil, fmt.Errorf("%s: no grid and no make bench results", docs)
 	}
 	return src, nil
@@ -86,8 +91,8 @@ func Derive(src *Sources) []Finding {
 			hits = append(hits, h)
 		}
 	}
-	if src.Bench != nil {
-		hits = append(hits, src.Bench.Hits()...)
+	for _, b := range src.Benches {
+		hits = append(hits, b.Hits()...)
 	}
 	ix := src.index(hits)
 	var out []Finding
@@ -110,8 +115,20 @@ func (src *Sources) Dates() []Dated {
 	for _, g := range src.Grids {
 		out = append(out, Dated{Name: g.Name, Page: g.Page, Date: g.Result.Date, Cells: len(g.Result.Cells)})
 	}
-	if b := src.Bench; b != nil {
-		out = append(out, Dated{Name: "bench", Page: BenchPage, Date: b.Started, Cells: len(b.Results)})
+	for _, b := range src.Benches {
+		i := slices.IndexFunc(benchFiles, func(f benchFile) bool { return f.page == b.Page })
+		out = append(out, Dated{Name: benchFiles[i].name, Page: b.Page, Date: b.Started, Cells: len(b.Results)})
 	}
 	return out
+}
+
+// benchOf is the make bench results a hit of make bench's came from (its Table names the page).
+func (src *Sources) benchOf(h matrix.Hit) *Bench {
+	page, _, _ := strings.Cut(h.Table, "#")
+	for _, b := range src.Benches {
+		if b.Page == page {
+			return b
+		}
+	}
+	return &Bench{} // no points: no witnesses
 }

@@ -84,7 +84,7 @@ func (ix *index) cellWitness(h matrix.Hit, c *matrix.Cell) witness {
 // LIST→WATCH runs.
 func gateOffWitnesses(ix *index, h matrix.Hit) []witness {
 	if h.Cell == nil {
-		return ix.src.Bench.listWitnesses(h)
+		return ix.src.benchOf(h).listWitnesses(h)
 	}
 	if off := ix.grid[h.Cell].Result.GateOff(h.Cell); off != nil {
 		return []witness{ix.cellWitness(h, off)}
@@ -172,7 +172,7 @@ func noCompressionWitnesses(ix *index, h matrix.Hit) []witness {
 	if h.Cell != nil {
 		return nil
 	}
-	return ix.src.Bench.noCompressionWitnesses(h)
+	return ix.src.benchOf(h).noCompressionWitnesses(h)
 }
 
 // FixOf is one fix of a finding: the setups of the finding whose causes it is a fix for, and

@@ -87,8 +87,8 @@ func Write(docs string) (fs []Finding, changed []string, err error) {
 	for _, g := range src.Grids {
 		files = append(files, file{g.Page, func() (string, error) { return gridSection(g.Result) }})
 	}
-	if src.Bench != nil {
-		files = append(files, file{BenchPage, func() (string, error) { return BenchSection(src.Bench), nil }})
+	for _, b := range src.Benches {
+		files = append(files, file{b.Page, func() (string, error) { return BenchSection(b), nil }})
 	}
 	for _, f := range files {
 		render := func(string) (string, error) { return page.String(), nil }

@@ -36,12 +36,7 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 	if rep.Injected != "" {
 		line("fault injected by the harness: %s", rep.Injected)
 	}
-	// The run directory's last two parts (<scenario>/<server>; with a kind axis three,
-	// <scenario>/<server>/<kind>): no local path in published logs.
-	run := filepath.Join(filepath.Base(filepath.Dir(rep.Dir)), filepath.Base(rep.Dir))
-	if lab.Kind != "" && filepath.Base(rep.Dir) == lab.Kind {
-		run = filepath.Join(filepath.Base(filepath.Dir(filepath.Dir(rep.Dir))), run)
-	}
+	run := runOf(rep.Dir, lab.Kind)
 	line("run: %s", filepath.ToSlash(run))
 
 	section := func(title string, lines []string) {
@@ -63,8 +58,30 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 		section("direct List() (tag DIRECT): "+d.Label+"; "+d.Result, d.Lines)
 	}
 
-	var caches []string
 	waited := rep.SyncWait > 0
+	section("cache at stop vs fresh LIST", cacheLines(rep, lab, waited))
+	probs := problems(rep, lab, waited)
+	if len(probs) == 0 {
+		probs = []string{"none"}
+	}
+	section("problems", probs)
+	return b.String()
+}
+
+// runOf is the run directory's last two parts (<scenario>/<server>; with a kind axis three,
+// <scenario>/<server>/<kind>): no local path in published logs.
+func runOf(dir, kind string) string {
+	run := filepath.Join(filepath.Base(filepath.Dir(dir)), filepath.Base(dir))
+	if kind != "" && filepath.Base(dir) == kind {
+		run = filepath.Join(filepath.Base(filepath.Dir(filepath.Dir(dir))), run)
+	}
+	return run
+}
+
+// cacheLines say, per informer, how its cache at stop compares with the fresh LIST, or why it
+// was not compared (waited: the run had a sync wait).
+func cacheLines(rep *analysis.Report, lab *analysis.LabReport, waited bool) []string {
+	var caches []string
 	for _, tag := range lab.Tags {
 		switch d, ok := lab.Caches[tag]; {
 		case rep.FreshList == nil:
@@ -79,13 +96,7 @@ func CellLog(rep *analysis.Report, lab *analysis.LabReport) string {
 			caches = append(caches, tag+": LOST: "+d)
 		}
 	}
-	section("cache at stop vs fresh LIST", caches)
-	probs := problems(rep, lab, waited)
-	if len(probs) == 0 {
-		probs = []string{"none"}
-	}
-	section("problems", probs)
-	return b.String()
+	return caches
 }
 
 // afterLines are the requests, ERROR events, end bookmarks and broken streams of every informer

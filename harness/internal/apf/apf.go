@@ -119,14 +119,9 @@ func measureServer(ctx context.Context, o Options, sv servers.Server, bin, runDi
 	if err := controlplane.EnsureNamespace(ctx, cs, ns); err != nil {
 		return s, err
 	}
-	start := time.Now()
-	for i := 0; i < o.Objects; i++ {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("apf-%06d", i)}, Data: map[string]string{"data": strings.Repeat("x", 512)}}
-		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			return s, fmt.Errorf("seed ConfigMap %d of %d: %w", i+1, o.Objects, err)
-		}
+	if err := seed(ctx, cs, ns, o.Objects, say); err != nil {
+		return s, err
 	}
-	say("seeded %d ConfigMaps in %s in %s", o.Objects, ns, time.Since(start).Round(time.Millisecond))
 	if err := configure(ctx, cs, o.QueueLength, o.Shares[0]); err != nil {
 		return s, err
 	}
@@ -145,28 +140,49 @@ func measureServer(ctx context.Context, o Options, sv servers.Server, bin, runDi
 	}
 	// The object count is polled every PollPeriod: give it a few periods.
 	time.Sleep(3 * o.PollPeriod)
+	s.Levels, err = measureLevels(ctx, o, cs, sv, s.Reported, bin, kubeconfig, ns, logPath, runDir, say)
+	return s, err
+}
+
+// seed creates n ConfigMaps of 512 bytes in ns, one after the other.
+func seed(ctx context.Context, cs kubernetes.Interface, ns string, n int, say func(string, ...any)) error {
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("apf-%06d", i)}, Data: map[string]string{"data": strings.Repeat("x", 512)}}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("seed ConfigMap %d of %d: %w", i+1, n, err)
+		}
+	}
+	say("seeded %d ConfigMaps in %s in %s", n, ns, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// measureLevels runs a lab per mode at each of o.Shares, the priority level given those shares
+// in turn.
+func measureLevels(ctx context.Context, o Options, cs kubernetes.Interface, sv servers.Server, reported, bin, kubeconfig, ns, logPath, runDir string, say func(string, ...any)) ([]Level, error) {
+	var levels []Level
 	before := ""
 	for i, shares := range o.Shares {
 		if i > 0 {
 			if err := setShares(ctx, cs, shares); err != nil {
-				return s, err
+				return levels, err
 			}
 		}
 		l := Level{Shares: shares, NominalSeats: applied(ctx, cs, before)}
 		before = l.NominalSeats
-		say("kube-apiserver %s: priority level %s (nominalConcurrencyShares %d) has %s seats; %d ConfigMaps; %d informers per lab", s.Reported, Name, shares, l.NominalSeats, o.Objects, o.Informers)
+		say("kube-apiserver %s: priority level %s (nominalConcurrencyShares %d) has %s seats; %d ConfigMaps; %d informers per lab", reported, Name, shares, l.NominalSeats, o.Objects, o.Informers)
 		for _, m := range Modes {
 			label := fmt.Sprintf("%s-shares-%d-watch-list-%s", sv.Slug(), shares, m)
 			r, err := startLab(ctx, o, bin, kubeconfig, ns, m, label, logPath, runDir)
 			if err != nil {
-				return s, err
+				return levels, err
 			}
 			say("-watch-list %s: synced=%t in %s, %d requests", m, r.Synced, r.SyncTime.Round(time.Millisecond), len(r.Requests))
 			l.Modes = append(l.Modes, r)
 		}
-		s.Levels = append(s.Levels, l)
+		levels = append(levels, l)
 	}
-	return s, nil
+	return levels, nil
 }
 
 // setShares gives the priority level another nominalConcurrencyShares.

@@ -226,7 +226,7 @@ func measurable(goos, goarch string) error {
 	if goos == "linux" {
 		return nil
 	}
-	return cli.Usage(fmt.Errorf("make bench measures kube-apiserver's peak memory through /proc (VmHWM, reset per run by /proc/<pid>/clear_refs): Linux only, and this is %s/%s; docs/bench.md shows a Linux run, and ARGS='-from DIR' renders one here", goos, goarch))
+	return cli.Usage(fmt.Errorf("make bench measures kube-apiserver's peak memory through /proc (VmHWM, reset per run by /proc/<pid>/clear_refs): Linux only, and this is %s/%s; docs/bench.md shows Linux runs, and ARGS='-from DIR' renders one here", goos, goarch))
 }
 
 // parseFlags reads make bench's flags: defined, parsed, -quick applied, the lists and sizes
@@ -244,6 +244,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
 	}
+	allDefaults(fs, &o, &v)
 	if err := linkDefaults(fs, &o, &v); err != nil {
 		return o, err
 	}
@@ -291,7 +292,7 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.StringVar(&o.lab, "lab", "", "the lab module every run starts, client-v031 to client-v037 (default "+labModule+"; "+cborLabModule+" when -cases has cbor)")
 	fs.StringVar(&o.out, "out", "", "parent of run directories (default: <root>/out)")
 	fs.StringVar(&v.servers, "servers", DefaultServers, "kube-apiservers to measure, one after the other, each on its own etcd: versions X.Y.Z, each optionally with feature gates after a colon (1.37.2:WatchListCompression=false); built from the Go module proxy when missing")
-	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets, writes (ConfigMaps synced while a writer writes at each -write-rates), links (ConfigMaps synced through each of -links), pods (Pods of -pods-kib at each of -pods-counts, fitted against the count; -cases pods alone measures on 1.32.13,1.37.2 unless -servers is given, and -docs writes docs/pods.md), cbor (ConfigMaps in JSON, protobuf and CBOR, Widgets in JSON and CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+"; -cases cbor -docs writes docs/encodings.md)")
+	fs.StringVar(&o.cases, "cases", "large,small,secrets", "which collections to seed and measure, comma-separated: large, small, secrets (the plain shapes; -docs writes docs/bench-servers.md), writes (ConfigMaps synced while a writer writes at each -write-rates), links (ConfigMaps synced through each of -links), pods (Pods of -pods-kib at each of -pods-counts, fitted against the count; -cases pods alone measures on 1.32.13,1.37.2 unless -servers is given, and -docs writes docs/pods.md), cbor (ConfigMaps in JSON, protobuf and CBOR, Widgets in JSON and CBOR; CBOR on servers with "+cborGate+", e.g. -servers 1.37.2,1.37.2:"+cborGate+"; -cases cbor -docs writes docs/encodings.md); or all: "+AllCases+", by default on "+DefaultAllServers+", the plain shapes at K "+defaultAllKs+", links "+DefaultAllLinks+", "+strconv.Itoa(defaultAllRepeats)+" repeats, and -docs writes docs/bench.md)")
 	fs.IntVar(&o.large.Objects, "large-count", 200, "ConfigMaps in the large-objects case")
 	fs.IntVar(&v.largeKiB, "large-kib", 512, "KiB of data per ConfigMap in the large-objects case (at most 1000: ConfigMaps are limited to 1 MiB)")
 	fs.IntVar(&o.small.Objects, "small-count", 20000, "ConfigMaps in the many-small-objects case")
@@ -322,7 +323,7 @@ func defineFlags(fs *flag.FlagSet, o *options, v *flagValues) {
 	fs.BoolVar(&o.overheadOnly, "overhead-only", false, "measure only the overhead point (the small case at the largest K, streaming, -quiet against wire logging, on the first server), to see what wire logging costs in a few minutes; with -docs, it replaces docs/bench.md's overhead point and leaves the rest of the page as it is")
 	fs.BoolVar(&o.fresh, "fresh", true, "start each run on a fresh kube-apiserver process (killed and restarted on the same etcd, port and certificates); -fresh=false measures every run on one process")
 	fs.StringVar(&o.from, "from", "", "measure nothing: re-render the tables and plots (and docs/bench.md with -docs) from this run directory's results.json")
-	fs.BoolVar(&o.docs, "docs", false, "also write docs/bench.md and its plots from this run")
+	fs.BoolVar(&o.docs, "docs", false, "also write this run's page, its results and plots in docs/: docs/bench.md for -cases all, docs/bench-servers.md for the plain shapes, docs/<dimension>.md for one dimension alone")
 	fs.BoolVar(&o.quick, "quick", false, "a run of about a minute: 50 × 512 KiB and 4000 × 1 KiB, K 1 and 8, 1 repeat (flags given explicitly still win)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "measure on this kubeconfig's cluster instead of envtest (make bench KUBECONFIG=path): each case in a namespace of its own, deleted after it, on an error and on Ctrl-C; kube-apiserver's memory and CPU from its /metrics where the user may read them")
 	fs.StringVar(&o.kubeContext, "context", "", "with -kubeconfig: the kubeconfig's context to use (default: its current-context)")

@@ -405,7 +405,7 @@ func TestMergeOverhead(t *testing.T) {
 	if len(merged.Results) != 3 || merged.Results[0].Case != "small" || merged.Results[1].SyncMillis != 10000 || merged.Results[2].SyncMillis != 20000 {
 		t.Errorf("merged results: %+v; want the page's small run and the new point alone", merged.Results)
 	}
-	doc := Doc(merged, docPlot)
+	doc := Doc(merged, allFiles)
 	for _, want := range []string{"measured on its own after the runs above: `make bench ARGS=\"-overhead-only -docs\"` on 2026-12-05 18:40 UTC took 2m30s", "| time until every informer synced (s) | 10.00", "2.00×"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("docs/bench.md does not say %q:\n%s", want, doc)
@@ -415,7 +415,7 @@ func TestMergeOverhead(t *testing.T) {
 	if _, err := mergeOverhead(path, run); !cli.IsUsage(err) || !strings.Contains(err.Error(), "kube-apiserver 1.37.2, K=16") {
 		t.Errorf("a point on another server: %v; want a usage error naming both points", err)
 	}
-	if _, err := mergeOverhead(filepath.Join(t.TempDir(), DocsResults), run); err == nil || !strings.Contains(err.Error(), "make bench ARGS=-docs") {
+	if _, err := mergeOverhead(filepath.Join(t.TempDir(), DocsResults), run); err == nil || !strings.Contains(err.Error(), `make bench ARGS="-cases all -docs"`) {
 		t.Errorf("no docs results: %v; want an error saying how to write them", err)
 	}
 }
@@ -433,12 +433,13 @@ func TestTerminalOverheadOnly(t *testing.T) {
 	}
 }
 
-// TestDocsAreTheirResults: docs/bench.md, docs/encodings.md, docs/writes.md, docs/pods.md and
-// docs/links.md, and their plots are what this build renders from the real runs'
-// results, kept beside them (written by make bench ARGS=-docs and ARGS="-cases X -docs").
+// TestDocsAreTheirResults: docs/bench.md, docs/bench-servers.md, docs/encodings.md,
+// docs/writes.md, docs/pods.md and docs/links.md, and their plots are what this build renders
+// from the real runs' results, kept beside them (written by make bench ARGS="-cases all -docs",
+// ARGS=-docs and ARGS="-cases X -docs").
 func TestDocsAreTheirResults(t *testing.T) {
 	docs := filepath.Join("..", "..", "..", "docs")
-	for _, results := range []string{DocsResults, "encodings-results.json", "writes-results.json", linksResults, podsResults} {
+	for _, results := range []string{DocsResults, "bench-servers-results.json", "encodings-results.json", "writes-results.json", linksResults, podsResults} {
 		raw, err := os.ReadFile(filepath.Join(docs, results))
 		if err != nil {
 			t.Fatal(err)
@@ -451,22 +452,15 @@ func TestDocsAreTheirResults(t *testing.T) {
 		if len(rep.Servers) < 2 || len(rep.Results) == 0 || rep.Quick {
 			t.Fatalf("docs/%s: %d servers, %d results, quick %v: not a full run", results, len(rep.Servers), len(rep.Results), rep.Quick)
 		}
-		page, own := docPage(rep.Cases)
-		if own != results {
-			t.Fatalf("docs/%s holds a run whose page keeps its results in %s", results, own)
+		f := docFiles(rep.Cases)
+		if f.results != results {
+			t.Fatalf("docs/%s holds a run whose page keeps its results in %s", results, f.results)
 		}
-		want := map[string]string{page: Doc(rep, docPlot)}
-		for _, c := range rep.plotted() {
-			want[docPlot(c)] = caseSVG(rep, c)
-		}
-		if len(rep.linkCases()) > 0 {
-			want[linksPlot] = LinksSVG(rep)
-		}
-		if len(rep.podScale()) > 0 {
-			want[podsPlot] = PodsSVG(rep)
-		}
-		for name, text := range want {
-			got, err := os.ReadFile(filepath.Join(docs, name))
+		want := map[string]string{}
+		addPage(want, docs, rep, f)
+		for path, text := range want {
+			name := filepath.Base(path)
+			got, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,11 +38,14 @@ func TestParseFlagsCBOR(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("-cases cbor:\n%q\nwant\n%q", got, want)
 	}
-	if page, results := docPage(cs); page != "encodings.md" || results != "encodings-results.json" {
-		t.Errorf("-cases cbor -docs writes %s and %s; want encodings.md beside docs/bench.md", page, results)
+	if f := docFiles(cs); f.page != "encodings.md" || f.results != "encodings-results.json" {
+		t.Errorf("-cases cbor -docs writes %s and %s; want encodings.md beside docs/bench.md", f.page, f.results)
 	}
-	if page, _ := docPage(append(cs, o.small)); page != "bench.md" {
-		t.Errorf("-cases small,cbor -docs writes %s; want bench.md", page)
+	if f := docFiles(append(cs, o.small)); f != allFiles {
+		t.Errorf("-cases small,cbor -docs writes %+v; want bench.md's files", f)
+	}
+	if f := docFiles([]Case{o.small}); f.page != serversPage || f.plot(o.small) != "bench-small.svg" {
+		t.Errorf("-cases small -docs writes %+v; want %s and bench-small.svg", f, serversPage)
 	}
 	// The lab: client-go v0.37.2 when the cbor cases run, since before v0.36 a CBOR LIST of more
 	// than 1024 objects never decodes; an older lab only with fewer objects.

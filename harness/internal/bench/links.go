@@ -461,17 +461,12 @@ func lastSynced(setups []record.Record) time.Time {
 // that did not rewrite it measured client-go's own.
 func watchLives(recs []record.Record, tags []string, m Mode, timeoutSeconds int64, stop time.Time) (*WatchLife, error) {
 	w := &WatchLife{TimeoutSeconds: timeoutSeconds}
-	type request struct {
-		sent  time.Time
-		class record.Request
-		rec   record.Record
-	}
-	reqs := map[string][]request{}
+	reqs := map[string][]watchRequest{}
 	bookmark := map[string]time.Time{}
 	for _, r := range recs {
 		switch {
 		case r.Kind == record.HTTP:
-			req := request{r.Time.Add(-time.Duration(r.Millis) * time.Millisecond), record.ClassifyRequest(r.Path, r.Query), r}
+			req := watchRequest{r.Time.Add(-time.Duration(r.Millis) * time.Millisecond), record.ClassifyRequest(r.Path, r.Query), r}
 			if req.class.Watch && mustQuery(r.Query).Get("timeoutSeconds") != strconv.FormatInt(timeoutSeconds, 10) {
 				return nil, fmt.Errorf("informer %s's watch %s?%s did not ask for timeoutSeconds=%d: the lab has no -watch-timeout", r.Tag, r.Path, r.Query, timeoutSeconds)
 			}
@@ -485,43 +480,55 @@ func watchLives(recs []record.Record, tags []string, m Mode, timeoutSeconds int6
 		}
 	}
 	for _, tag := range tags {
-		rs := reqs[tag]
-		slices.SortStableFunc(rs, func(a, b request) int { return a.sent.Compare(b.sent) })
-		iw := InformerWatch{Tag: tag}
-		var start time.Time
-		if m == Streaming {
-			start = bookmark[tag]
-			for _, r := range rs {
-				if r.class.Stream && (start.IsZero() || r.sent.Before(start)) {
-					iw.Streams++
-				}
-			}
-		} else if i := slices.IndexFunc(rs, func(r request) bool { return r.class.Watch && r.rec.Status == 200 }); i >= 0 {
-			start = rs[i].rec.Time
-		}
-		if start.IsZero() { // never synced, or never watched
-			w.Informers = append(w.Informers, iw)
-			continue
-		}
-		iw.Synced = true
-		next := slices.IndexFunc(rs, func(r request) bool { return r.sent.After(start) })
-		if next < 0 {
-			iw.Open, iw.UntilNext = true, stop.Sub(start).Seconds()
-		} else {
-			n := rs[next]
-			iw.UntilNext = n.sent.Sub(start).Seconds()
-			switch {
-			case n.class.Stream:
-				iw.Then = nextStream
-			case n.class.Watch:
-				iw.Then = nextWatch
-			default:
-				iw.Then = nextList
-			}
-		}
-		w.Informers = append(w.Informers, iw)
+		w.Informers = append(w.Informers, informerWatch(tag, reqs[tag], bookmark[tag], m, stop))
 	}
 	return w, nil
+}
+
+// watchRequest is a request of a watch run's informer: when it was sent, what it asked for, and
+// its record.
+type watchRequest struct {
+	sent  time.Time
+	class record.Request
+	rec   record.Record
+}
+
+// informerWatch is one informer's part of watchLives: from its requests (rs) and its first end
+// bookmark, its sync point and what it sent next (nothing until stop: still open).
+func informerWatch(tag string, rs []watchRequest, bookmark time.Time, m Mode, stop time.Time) InformerWatch {
+	slices.SortStableFunc(rs, func(a, b watchRequest) int { return a.sent.Compare(b.sent) })
+	iw := InformerWatch{Tag: tag}
+	var start time.Time
+	if m == Streaming {
+		start = bookmark
+		for _, r := range rs {
+			if r.class.Stream && (start.IsZero() || r.sent.Before(start)) {
+				iw.Streams++
+			}
+		}
+	} else if i := slices.IndexFunc(rs, func(r watchRequest) bool { return r.class.Watch && r.rec.Status == 200 }); i >= 0 {
+		start = rs[i].rec.Time
+	}
+	if start.IsZero() { // never synced, or never watched
+		return iw
+	}
+	iw.Synced = true
+	next := slices.IndexFunc(rs, func(r watchRequest) bool { return r.sent.After(start) })
+	if next < 0 {
+		iw.Open, iw.UntilNext = true, stop.Sub(start).Seconds()
+		return iw
+	}
+	n := rs[next]
+	iw.UntilNext = n.sent.Sub(start).Seconds()
+	switch {
+	case n.class.Stream:
+		iw.Then = nextStream
+	case n.class.Watch:
+		iw.Then = nextWatch
+	default:
+		iw.Then = nextList
+	}
+	return iw
 }
 
 func mustQuery(raw string) url.Values {

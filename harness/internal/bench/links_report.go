@@ -252,7 +252,7 @@ func bullets(lead string, items []string, tail string) string {
 
 // linksSection is the doc's part on the links cases: how they run, each server's table and
 // findings, the plot, and the upstream code that explains them.
-func linksSection(p func(string, ...any), rep Report, cases []Case) {
+func linksSection(p func(string, ...any), rep Report, cases []Case, plot string) {
 	c := cases[0]
 	k := rep.maxK(c)
 	var names []string
@@ -273,7 +273,7 @@ func linksSection(p func(string, ...any), rep Report, cases []Case) {
 	for _, sv := range rep.measuredOn(c) {
 		p("kube-apiserver %s:\n\n%s\n%s", sv, LinksTable(rep, sv, cases), bullets(lead, LinksFindings(rep, sv, cases), "\n"))
 	}
-	p("![streaming's sync time over LIST→WATCH's, by link](%s)\n\n", linksPlot)
+	p("![streaming's sync time over LIST→WATCH's, by link](%s)\n\n", plot)
 	p("Why the bytes differ: kube-apiserver gzips a response above 128 KiB for a client that accepts gzip, as client-go's transport does (k8s.io/apiserver@v0.37.2 pkg/endpoints/handlers/responsewriters/writers.go: \"defaultGzipThresholdBytes = 128 * 1024\"), and a LIST here is larger; ")
 	p("a watch's stream was never compressed before 1.37 ([docs/upstream.md §3.10](upstream.md#310-response-encoding-and-compression)), and 1.37 gzips a streaming list's under its `WatchListCompression` gate (k8s.io/apiserver@v0.37.2 pkg/features/kube_features.go: \"Enables compression for WatchList responses\"). ")
 	p("Why a watch can end soon after its end bookmark: kube-apiserver starts the watch's timer as it starts serving it, before the initial events (k8s.io/apiserver@v0.37.2 pkg/endpoints/handlers/watch.go: \"timeoutCh, cleanup := s.TimeoutFactory.TimeoutCh() defer cleanup() // begin the stream\"), so the time a streaming list takes comes off its watch ([kubernetes/kubernetes#134837](https://github.com/kubernetes/kubernetes/issues/134837)); ")
@@ -353,39 +353,8 @@ func LinksSVG(rep Report) string {
 func linkPanel(b *bytes.Buffer, x0, y0, w, h float64, title, xlabel string, logX bool, ymax float64, servers []string, lines, squares map[string][]linkPoint) {
 	const left, right, ptop, bottom = 60, 20, 30, 50
 	plotW, plotH := w-left-right, h-ptop-bottom
-	var xs []float64
-	for _, set := range []map[string][]linkPoint{lines, squares} {
-		for _, pts := range set {
-			for _, p := range pts {
-				if !slices.Contains(xs, p.x) {
-					xs = append(xs, p.x)
-				}
-			}
-		}
-	}
-	slices.Sort(xs)
-	lo, hi := 0.0, 1.0
-	if len(xs) > 0 {
-		hi = math.Max(xs[len(xs)-1], 1e-9)
-	}
-	tx := func(x float64) float64 { return x }
-	var ticks []float64
-	if logX {
-		tx = math.Log10
-		lo, hi = -1, 1
-		if len(xs) > 0 {
-			lo, hi = math.Floor(math.Log10(xs[0])), math.Ceil(math.Log10(xs[len(xs)-1]))
-		}
-		if hi == lo {
-			hi++
-		}
-		for d := lo; d <= hi; d++ {
-			ticks = append(ticks, math.Pow(10, d))
-		}
-	} else {
-		ticks = xs
-	}
-	px := func(x float64) float64 { return x0 + left + (tx(x)-lo)/(hi-lo)*plotW }
+	ax := newLinkAxis(logX, lines, squares)
+	px := func(x float64) float64 { return x0 + left + (ax.tx(x)-ax.lo)/(ax.hi-ax.lo)*plotW }
 	py := func(y float64) float64 { return y0 + ptop + plotH - y/ymax*plotH }
 	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="13">%s</text>`+"\n", x0+left+plotW/2, y0+18, esc(title))
 	for i := 0; i <= 5; i++ {
@@ -394,7 +363,7 @@ func linkPanel(b *bytes.Buffer, x0, y0, w, h float64, title, xlabel string, logX
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s×</text>`+"\n", x0+left-6, py(v)+4, tickLabel(v))
 	}
 	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333" stroke-width="1.5" stroke-dasharray="4 3"/>`+"\n", x0+left, py(1), x0+left+plotW, py(1))
-	for _, t := range ticks {
+	for _, t := range ax.ticks {
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`+"\n", px(t), py(0), px(t), py(0)+5)
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", px(t), py(0)+18, tickLabel(t))
 	}
@@ -404,28 +373,71 @@ func linkPanel(b *bytes.Buffer, x0, y0, w, h float64, title, xlabel string, logX
 	fmt.Fprintf(b, `<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle">streaming / LIST→WATCH</text>`+"\n", x0+16, y0+ptop+plotH/2)
 	for i, sv := range servers {
 		color := serverColors[i%len(serverColors)]
-		for _, set := range []struct {
-			pts    []linkPoint
-			square bool
-		}{{lines[sv], false}, {squares[sv], true}} {
-			pts := slices.Clone(set.pts)
-			slices.SortFunc(pts, func(a, b linkPoint) int { return cmp.Compare(a.x, b.x) })
-			var coords []string
+		linkSeries(b, lines[sv], false, color, px, py)
+		linkSeries(b, squares[sv], true, color, px, py)
+	}
+}
+
+// linkAxis is a linkPanel's x axis: how an x is placed (tx, between lo and hi) and its ticks.
+type linkAxis struct {
+	tx     func(float64) float64
+	lo, hi float64
+	ticks  []float64
+}
+
+// newLinkAxis is the x axis of the points of sets: linear from 0 with a tick at each x, or, with
+// logX, whole decades.
+func newLinkAxis(logX bool, sets ...map[string][]linkPoint) linkAxis {
+	var xs []float64
+	for _, set := range sets {
+		for _, pts := range set {
 			for _, p := range pts {
-				coords = append(coords, fmt.Sprintf("%.1f,%.1f", px(p.x), py(p.ratio)))
-				if set.square {
-					fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="7" height="7" fill="%s"/>`+"\n", px(p.x)-3.5, py(p.ratio)-3.5, color)
-				} else {
-					fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", px(p.x), py(p.ratio), color)
+				if !slices.Contains(xs, p.x) {
+					xs = append(xs, p.x)
 				}
-			}
-			if len(coords) > 1 {
-				dash := ""
-				if set.square {
-					dash = ` stroke-dasharray="6 4"`
-				}
-				fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(coords, " "), color, dash)
 			}
 		}
+	}
+	slices.Sort(xs)
+	if !logX {
+		ax := linkAxis{tx: func(x float64) float64 { return x }, lo: 0, hi: 1, ticks: xs}
+		if len(xs) > 0 {
+			ax.hi = math.Max(xs[len(xs)-1], 1e-9)
+		}
+		return ax
+	}
+	ax := linkAxis{tx: math.Log10, lo: -1, hi: 1}
+	if len(xs) > 0 {
+		ax.lo, ax.hi = math.Floor(math.Log10(xs[0])), math.Ceil(math.Log10(xs[len(xs)-1]))
+	}
+	if ax.hi == ax.lo {
+		ax.hi++
+	}
+	for d := ax.lo; d <= ax.hi; d++ {
+		ax.ticks = append(ax.ticks, math.Pow(10, d))
+	}
+	return ax
+}
+
+// linkSeries draws one server's points in x order: circles on a line, or squares on a dashed
+// line.
+func linkSeries(b *bytes.Buffer, pts []linkPoint, square bool, color string, px, py func(float64) float64) {
+	pts = slices.Clone(pts)
+	slices.SortFunc(pts, func(a, b linkPoint) int { return cmp.Compare(a.x, b.x) })
+	var coords []string
+	for _, p := range pts {
+		coords = append(coords, fmt.Sprintf("%.1f,%.1f", px(p.x), py(p.ratio)))
+		if square {
+			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="7" height="7" fill="%s"/>`+"\n", px(p.x)-3.5, py(p.ratio)-3.5, color)
+		} else {
+			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", px(p.x), py(p.ratio), color)
+		}
+	}
+	if len(coords) > 1 {
+		dash := ""
+		if square {
+			dash = ` stroke-dasharray="6 4"`
+		}
+		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(coords, " "), color, dash)
 	}
 }

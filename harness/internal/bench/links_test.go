@@ -79,8 +79,8 @@ func TestParseFlagsLinks(t *testing.T) {
 	if got := serverNames(o); got != "1.37.2,1.37.2 WatchListCompression=false" || o.linkWatch != 10*time.Second {
 		t.Errorf("-cases links: servers %s, watch timeout %s; want the two 1.37.2 servers, 10s", got, o.linkWatch)
 	}
-	if page, results := docPage(cs); page != "links.md" || results != "links-results.json" {
-		t.Errorf("-cases links -docs writes %s and %s", page, results)
+	if f := docFiles(cs); f.page != "links.md" || f.results != "links-results.json" || f.links != "links.svg" {
+		t.Errorf("-cases links -docs writes %+v", f)
 	}
 	for args, servers := range map[string]string{
 		"-cases links -servers 1.34.4":         "1.34.4",
@@ -283,7 +283,7 @@ func TestLinksReport(t *testing.T) {
 		}
 	}
 	out := Terminal(rep)
-	doc := Doc(rep, docPlot)
+	doc := Doc(rep, docFiles(rep.Cases))
 	for _, want := range []string{"== kube-apiserver " + off + ", links ==", "== kube-apiserver " + on + ", links =="} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the terminal lacks %q", want)
@@ -302,7 +302,7 @@ func TestLinksReport(t *testing.T) {
 func TestLinksSectionQuotes(t *testing.T) {
 	c := Case{Name: "link-proxy", Objects: 1, Size: 1024, Ks: []int{1}, Link: &Link{Kind: linkProxy}}
 	var b strings.Builder
-	linksSection(func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }, Report{Cases: []Case{c}}, []Case{c})
+	linksSection(func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }, Report{Cases: []Case{c}}, []Case{c}, linksPlot)
 	doc := filepath.Join(t.TempDir(), "links.md")
 	if err := os.WriteFile(doc, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)

@@ -140,22 +140,7 @@ func podPanel(b *bytes.Buffer, rep Report, cases []Case, servers []string, m Met
 	for _, c := range cases {
 		measured = math.Max(measured, float64(c.Objects))
 	}
-	ymax := 0.0
-	fits := map[string]podFit{}
-	for _, sv := range servers {
-		for _, mode := range Modes {
-			f := fitPods(rep.Results, sv, cases, mode, m)
-			fits[sv+string(mode)] = f
-			if f.ok {
-				ymax = math.Max(ymax, f.at(int(xmax)))
-			}
-			for _, c := range cases {
-				for _, y := range (Point{sv, c.Name, c.Ks[0], mode, false}).Values(rep.Results, m) {
-					ymax = math.Max(ymax, y)
-				}
-			}
-		}
-	}
+	fits, ymax := podFits(rep, cases, servers, m, xmax)
 	ymax = niceCeil(math.Max(ymax, 1e-9) * 1.05)
 	px := func(x float64) float64 { return x0 + left + x/xmax*plotW }
 	py := func(y float64) float64 { return y0 + ptop + plotH - y/ymax*plotH }
@@ -186,18 +171,43 @@ func podPanel(b *bytes.Buffer, rep Report, cases []Case, servers []string, m Met
 					}
 				}
 			}
-			f := fits[sv+string(mode)]
-			if !f.ok {
-				continue
+			if f := fits[sv+string(mode)]; f.ok {
+				podFitLine(b, f, mode, color, measured, xmax, px, py)
 			}
-			width := "2"
-			if mode == Streaming {
-				width = "1.2"
-			}
-			fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%s"/>`+"\n", px(0), py(f.At0), px(measured), py(f.at(int(measured))), color, width)
-			fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%s" stroke-dasharray="6 4"/>`+"\n", px(measured), py(f.at(int(measured))), px(xmax), py(f.at(int(xmax))), color, width)
 		}
 	}
+}
+
+// podFits are the fits of m against the count per server and mode (keyed server + mode), and
+// the largest value of the plot: of the points, and of the fits at xmax.
+func podFits(rep Report, cases []Case, servers []string, m Metric, xmax float64) (fits map[string]podFit, ymax float64) {
+	fits = map[string]podFit{}
+	for _, sv := range servers {
+		for _, mode := range Modes {
+			f := fitPods(rep.Results, sv, cases, mode, m)
+			fits[sv+string(mode)] = f
+			if f.ok {
+				ymax = math.Max(ymax, f.at(int(xmax)))
+			}
+			for _, c := range cases {
+				for _, y := range (Point{sv, c.Name, c.Ks[0], mode, false}).Values(rep.Results, m) {
+					ymax = math.Max(ymax, y)
+				}
+			}
+		}
+	}
+	return fits, ymax
+}
+
+// podFitLine draws a fit: solid over the measured counts, dashed where extrapolated; thinner
+// for streaming.
+func podFitLine(b *bytes.Buffer, f podFit, mode Mode, color string, measured, xmax float64, px, py func(float64) float64) {
+	width := "2"
+	if mode == Streaming {
+		width = "1.2"
+	}
+	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%s"/>`+"\n", px(0), py(f.At0), px(measured), py(f.at(int(measured))), color, width)
+	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%s" stroke-dasharray="6 4"/>`+"\n", px(measured), py(f.at(int(measured))), px(xmax), py(f.at(int(xmax))), color, width)
 }
 
 func toFloats(xs []int) []float64 {

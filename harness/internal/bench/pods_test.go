@@ -112,7 +112,7 @@ func TestPodsRun(t *testing.T) {
 			t.Errorf("the terminal lacks %q:\n%s", want, stdout)
 		}
 	}
-	doc := Doc(rep, docPlot)
+	doc := Doc(rep, docFiles(rep.Cases))
 	if !strings.Contains(doc, "### Pods at scale, K=2") || !strings.Contains(doc, "](pods.svg)") || strings.Contains(doc, "### pods-000100") {
 		t.Errorf("the page's Pod section:\n%s", doc)
 	}

@@ -253,23 +253,7 @@ func fmtMedian(s Summary, decimals int) string {
 func RatioSVG(title string, results []Result, serverNames []string, c Case, k int) string {
 	const w, h, left, right, top, bottom = 760, 420, 70, 190, 50, 70
 	plotW, plotH := float64(w-left-right), float64(h-top-bottom)
-	type pt struct {
-		x int
-		y float64
-	}
-	series := make([][]pt, len(RatioMetrics))
-	lo, hi := 1.0, 1.0
-	for mi, m := range RatioMetrics {
-		for xi, sv := range serverNames {
-			ss, ls := Point{sv, c.Name, k, Streaming, false}.Summarize(results, m.Metric), Point{sv, c.Name, k, List, false}.Summarize(results, m.Metric)
-			r := Ratio(ss, ls)
-			if math.IsNaN(r) || r <= 0 || math.IsInf(r, 0) || ls.Median < m.Floor {
-				continue // no ratio (LIST→WATCH's below the floor) has a place on the plot; the table says why
-			}
-			series[mi] = append(series[mi], pt{xi, r})
-			lo, hi = math.Min(lo, r), math.Max(hi, r)
-		}
-	}
+	series, lo, hi := ratioSeries(results, serverNames, c, k)
 	d0, d1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 	if d1 == d0 {
 		d1++
@@ -314,6 +298,31 @@ func RatioSVG(title string, results []Result, serverNames []string, c Case, k in
 	}
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// ratioPoint is a point of RatioSVG: a server's index and a ratio.
+type ratioPoint struct {
+	x int
+	y float64
+}
+
+// ratioSeries are RatioSVG's points, one series per RatioMetrics, and the range of their
+// ratios (1 included).
+func ratioSeries(results []Result, serverNames []string, c Case, k int) (series [][]ratioPoint, lo, hi float64) {
+	series = make([][]ratioPoint, len(RatioMetrics))
+	lo, hi = 1.0, 1.0
+	for mi, m := range RatioMetrics {
+		for xi, sv := range serverNames {
+			ss, ls := Point{sv, c.Name, k, Streaming, false}.Summarize(results, m.Metric), Point{sv, c.Name, k, List, false}.Summarize(results, m.Metric)
+			r := Ratio(ss, ls)
+			if math.IsNaN(r) || r <= 0 || math.IsInf(r, 0) || ls.Median < m.Floor {
+				continue // no ratio (LIST→WATCH's below the floor) has a place on the plot; the table says why
+			}
+			series[mi] = append(series[mi], ratioPoint{xi, r})
+			lo, hi = math.Min(lo, r), math.Max(hi, r)
+		}
+	}
+	return series, lo, hi
 }
 
 // OverheadTable compares the overhead point with and without wire logging.

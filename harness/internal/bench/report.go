@@ -22,49 +22,75 @@ const overheadMode = Streaming
 // DocsResults is the results.json of the run docs/bench.md shows, kept in docs/.
 const DocsResults = "bench-results.json"
 
-// docPage is the page -docs writes for a run of cases, and its results.json in docs/:
-// docs/bench.md, docs/encodings.md for a run of the cbor cases alone (-cases cbor), or
-// docs/writes.md for one of the writes cases alone (-cases writes), docs/links.md for one of
-// the links cases alone (-cases links), or docs/pods.md for one of the Pod cases alone (-cases
-// pods), so that each can be measured again without the others.
-func docPage(cases []Case) (page, results string) {
-	switch {
-	case len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return c.Link == nil }):
-		return linksPage, linksResults
-	case len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return c.Encoding == "" }):
-		return "encodings.md", "encodings-results.json"
-	case len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return c.WriteRate == 0 }):
-		return "writes.md", "writes-results.json"
-	case len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return !isPodCase(c) }):
-		return podsPage, podsResults
-	}
-	return "bench.md", DocsResults
+// serversPage is the page of a run of the plain shapes alone (large, small, secrets, the
+// default -cases): those shapes across many server versions, beside docs/bench.md's one run of
+// every dimension on fewer servers.
+const serversPage = "bench-servers.md"
+
+// pageFiles names a page, the results.json kept beside it, and its plots, so that pages
+// written from different runs never overwrite each other's files.
+type pageFiles struct {
+	page, results string
+	casePrefix    string // a case's plot is casePrefix + its name + ".svg"
+	links, pods   string // the links cases' plot, the Pod cases' plot
 }
 
-// docPlot names a case's plot in docs/.
-func docPlot(c Case) string { return "bench-" + c.Name + ".svg" }
+func (f pageFiles) plot(c Case) string { return f.casePrefix + c.Name + ".svg" }
+
+// runFiles are the names in a run directory: its own bench.md and plots.
+var runFiles = pageFiles{page: "bench.md", results: "results.json", casePrefix: "plot-", links: linksPlot, pods: podsPlot}
+
+// docFiles are the page -docs writes for a run of cases, its results.json and plots in docs/:
+// docs/encodings.md for a run of the cbor cases alone (-cases cbor), docs/writes.md for one of
+// the writes cases alone (-cases writes), docs/links.md for one of the links cases alone
+// (-cases links), docs/pods.md for one of the Pod cases alone (-cases pods), and
+// docs/bench-servers.md for one of the plain shapes alone (the default -cases), so that each can
+// be measured again without the others; a run of several dimensions (-cases all) is
+// docs/bench.md, whose plots are named bench-all-*.
+func docFiles(cases []Case) pageFiles {
+	only := func(is func(Case) bool) bool {
+		return len(cases) > 0 && !slices.ContainsFunc(cases, func(c Case) bool { return !is(c) })
+	}
+	f := pageFiles{casePrefix: "bench-", links: linksPlot, pods: podsPlot}
+	switch {
+	case only(func(c Case) bool { return c.Link != nil }):
+		f.page, f.results = linksPage, linksResults
+	case only(func(c Case) bool { return c.Encoding != "" }):
+		f.page, f.results = "encodings.md", "encodings-results.json"
+	case only(func(c Case) bool { return c.WriteRate != 0 }):
+		f.page, f.results = "writes.md", "writes-results.json"
+	case only(isPodCase):
+		f.page, f.results = podsPage, podsResults
+	case only(isPlain):
+		f.page, f.results = serversPage, "bench-servers-results.json"
+	default:
+		f = allFiles
+	}
+	return f
+}
+
+// allFiles are docs/bench.md's: a run of several dimensions (-cases all).
+var allFiles = pageFiles{page: "bench.md", results: DocsResults, casePrefix: "bench-all-", links: "bench-all-links.svg", pods: "bench-all-pods.svg"}
+
+// isPlain is a case of the plain shapes: none of the dimensions (links, encodings, writes,
+// Pods).
+func isPlain(c Case) bool {
+	return c.Link == nil && c.Encoding == "" && c.WriteRate == 0 && !isPodCase(c)
+}
 
 func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say func(string, ...any)) error {
 	fmt.Fprint(stdout, Terminal(*rep))
 	if rep.onCluster() { // bench.md and its plots explain envtest's /proc figures: the tables and results.json
 		return writeJSON(filepath.Join(runDir, "results.json"), rep)
 	}
-	plot := func(c Case) string { return "plot-" + c.Name + ".svg" }
-	files := map[string]string{filepath.Join(runDir, "bench.md"): Doc(*rep, plot)}
-	for _, c := range rep.plotted() {
-		files[filepath.Join(runDir, plot(c))] = caseSVG(*rep, c)
-	}
-	if len(rep.linkCases()) > 0 {
-		files[filepath.Join(runDir, linksPlot)] = LinksSVG(*rep)
-	}
-	if len(rep.podScale()) > 0 {
-		files[filepath.Join(runDir, podsPlot)] = PodsSVG(*rep)
-	}
-	page, results := docPage(rep.Cases)
+	files := map[string]string{}
+	addPage(files, runDir, *rep, runFiles)
+	f := docFiles(rep.Cases)
 	doc := *rep // what the page shows: this run, or docs/bench.md's run with this overhead point
 	if o.docs && rep.overheadOnly() {
+		f = allFiles
 		var err error
-		if doc, err = mergeOverhead(filepath.Join(o.root, "docs", results), *rep); err != nil {
+		if doc, err = mergeOverhead(filepath.Join(o.root, "docs", f.results), *rep); err != nil {
 			return err
 		}
 	}
@@ -73,16 +99,7 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		files[filepath.Join(dir, page)] = Doc(doc, docPlot)
-		for _, c := range doc.plotted() {
-			files[filepath.Join(dir, docPlot(c))] = caseSVG(doc, c)
-		}
-		if len(doc.linkCases()) > 0 {
-			files[filepath.Join(dir, linksPlot)] = LinksSVG(doc)
-		}
-		if len(doc.podScale()) > 0 {
-			files[filepath.Join(dir, podsPlot)] = PodsSVG(doc)
-		}
+		addPage(files, dir, doc, f)
 	}
 	for path, text := range files {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -93,12 +110,26 @@ func writeReport(rep *Report, o options, runDir string, stdout io.Writer, say fu
 		return err
 	}
 	if o.docs { // the doc's numbers, beside it: TestDocsAreTheirResults renders them again
-		if err := writeJSON(filepath.Join(o.root, "docs", results), &doc); err != nil {
+		if err := writeJSON(filepath.Join(o.root, "docs", f.results), &doc); err != nil {
 			return err
 		}
-		say("wrote docs/%s, docs/%s and its plots", page, results)
+		say("wrote docs/%s, docs/%s and its plots", f.page, f.results)
 	}
 	return nil
+}
+
+// addPage adds rep's page and plots under dir, named by f, to files (path to text).
+func addPage(files map[string]string, dir string, rep Report, f pageFiles) {
+	files[filepath.Join(dir, f.page)] = Doc(rep, f)
+	for _, c := range rep.plotted() {
+		files[filepath.Join(dir, f.plot(c))] = caseSVG(rep, c)
+	}
+	if len(rep.linkCases()) > 0 {
+		files[filepath.Join(dir, f.links)] = LinksSVG(rep)
+	}
+	if len(rep.podScale()) > 0 {
+		files[filepath.Join(dir, f.pods)] = PodsSVG(rep)
+	}
 }
 
 // plotted are the cases with a plot of their own: all but the Pod cases, which PodsSVG shows
@@ -287,7 +318,7 @@ func mergeOverhead(path string, run Report) (Report, error) {
 		err = json.Unmarshal(b, &doc)
 	}
 	if err != nil {
-		return doc, fmt.Errorf("-overhead-only -docs replaces the overhead point of docs/bench.md's run, whose results could not be read (make bench ARGS=-docs writes them): %w", err)
+		return doc, fmt.Errorf("-overhead-only -docs replaces the overhead point of docs/bench.md's run, whose results could not be read (make bench ARGS=\"-cases all -docs\" writes them): %w", err)
 	}
 	doc.upgrade()
 	sv, k, _ := overheadPoint(run)
@@ -376,11 +407,14 @@ func samplingGap(rep Report) (gap int64, of Result) {
 	return gap, of
 }
 
+// dimensionPages links the dimensions' own pages, with the command that writes each.
+const dimensionPages = "[writes during the initial sync](writes.md) (`ARGS=\"-cases writes -docs\"`), [links: a round trip, a bandwidth cap, a slow reader](" + linksPage + ") (`ARGS=\"-cases links -docs\"`), [Pods at scale, fitted and extrapolated](" + podsPage + ") (`ARGS=\"-cases pods -docs\"`) and [JSON, protobuf and CBOR](encodings.md) (`ARGS=\"-cases cbor -docs\"`)"
+
 // Doc is docs/bench.md: the header (machine, versions, date), the ratios across servers with
 // a plot per case, each server's tables, the overhead point, how it was measured, and the
-// findings (compare/findings: where streaming costs kube-apiserver more). plot names a case's
-// SVG, relative to the doc.
-func Doc(rep Report, plot func(Case) string) string {
+// findings (compare/findings: where streaming costs kube-apiserver more). f names its plots,
+// relative to the doc.
+func Doc(rep Report, f pageFiles) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	docHeader(p, rep)
@@ -389,8 +423,11 @@ func Doc(rep Report, plot func(Case) string) string {
 	for _, note := range Fallbacks(rep) {
 		p("Note: %s\n\n", note)
 	}
-	if page, _ := docPage(rep.Cases); page == "bench.md" {
-		p("The other dimensions are runs of their own, each with its page, plots and results: [writes during the initial sync](writes.md) (`ARGS=\"-cases writes -docs\"`), [links: a round trip, a bandwidth cap, a slow reader](%s) (`ARGS=\"-cases links -docs\"`), [Pods at scale, fitted and extrapolated](%s) (`ARGS=\"-cases pods -docs\"`) and [JSON, protobuf and CBOR](encodings.md) (`ARGS=\"-cases cbor -docs\"`).\n\n", linksPage, podsPage)
+	switch docFiles(rep.Cases).page {
+	case serversPage:
+		p("This page is the plain shapes on many server versions. [docs/bench.md](bench.md) is one run of every dimension (`ARGS=\"-cases all -docs\"`) on fewer servers, and each dimension has a run of its own with more points: %s.\n\n", dimensionPages)
+	case "bench.md":
+		p("This page is one run of every dimension below on the same servers, fewer points of each than its own page. Runs of their own with more: [the plain shapes on more server versions](%s) (`ARGS=-docs`), %s.\n\n", serversPage, dimensionPages)
 	}
 	p("Each table below is one shape at its largest K, one row per server: LIST→WATCH's median / streaming's median, then *ratio*, streaming's over LIST→WATCH's (below 1: streaming needs less). ")
 	p("*apiserver +MiB* is kube-apiserver's peak resident memory during the informers' start-up above its settled resident memory just before (VmHWM − VmRSS); *apiserver peak* is that VmHWM itself; *apiserver CPU* its user + system CPU seconds from that moment to the last informer's sync. ")
@@ -401,17 +438,17 @@ func Doc(rep Report, plot func(Case) string) string {
 		if c.Gate != "" {
 			p("Measured only on the servers with %s.\n\n", c.Gate)
 		}
-		p("%s\n![%s](%s)\n\n", RatioTable(rep.Results, rep.measuredOn(c), c, k), esc(c.String()), plot(c))
+		p("%s\n![%s](%s)\n\n", RatioTable(rep.Results, rep.measuredOn(c), c, k), esc(c.String()), f.plot(c))
 	}
 	encodingsSection(p, rep)
 	if ws := rep.writeCases(); len(ws) > 0 {
 		writesSection(p, rep, ws)
 	}
 	if ls := rep.linkCases(); len(ls) > 0 {
-		linksSection(p, rep, ls)
+		linksSection(p, rep, ls, f.links)
 	}
 	if ps := rep.podScale(); len(ps) > 0 {
-		podsSection(p, rep, ps, podsPlot)
+		podsSection(p, rep, ps, f.pods)
 	}
 	p("## Every point, server by server\n\n")
 	p("Cells are medians with the min–max of the repeats in parentheses. *requests*, *MiB received* (after decompression) and *MiB on the wire* (before) are summed over the K informers at the moment each reported synced.\n\n")
@@ -474,8 +511,8 @@ func overheadSection(p func(string, ...any), rep Report) {
 // machine, servers, client and runs.
 func docHeader(p func(string, ...any), rep Report) {
 	took := rep.Finished.Sub(rep.Started).Round(time.Second)
-	page, results := docPage(rep.Cases)
-	switch page {
+	f := docFiles(rep.Cases)
+	switch f.page {
 	case linksPage:
 		p("# make bench -cases links: LIST→WATCH against streaming lists through a link to kube-apiserver (a round trip added, a bandwidth cap, a slow reader), by server version\n\n")
 		p("<!-- Generated by `make bench ARGS=\"-cases links -docs\"` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
@@ -486,6 +523,9 @@ func docHeader(p func(string, ...any), rep Report) {
 		p("# make bench -cases writes: LIST→WATCH against streaming lists while a writer writes during the initial sync, by server version\n\n")
 		p("<!-- Generated by `make bench ARGS=\"-cases writes -docs\"` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
 	case "bench.md":
+		p("# make bench: what kube-apiserver and the client spend when informers start, LIST→WATCH against streaming lists, in every dimension (shapes, writes during the sync, links, Pods at scale), by server version\n\n")
+		p("<!-- Generated by `make bench ARGS=\"-cases all -docs\"` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
+	case serversPage:
 		p("# make bench: what kube-apiserver and the client spend when informers start, LIST→WATCH against streaming lists, by server version\n\n")
 		p("<!-- Generated by `make bench ARGS=-docs` (harness/internal/bench) from a real run. Do not edit: re-run it. -->\n\n")
 	default:
@@ -500,7 +540,7 @@ func docHeader(p func(string, ...any), rep Report) {
 	if rep.Quick {
 		p(" It was a `-quick` run: smaller collections, fewer K, repeats and servers than the default.")
 	}
-	p(" The raw numbers of every run are in the run directory's `results.json`, kept as [%s](%s).\n\n", results, results)
+	p(" The raw numbers of every run are in the run directory's `results.json`, kept as [%s](%s).\n\n", f.results, f.results)
 	m := rep.Machine
 	var svs []string
 	for _, sv := range rep.Servers {
@@ -567,9 +607,9 @@ func docMeasured(p func(string, ...any), rep Report) {
 	if len(rep.encodings()) > 0 {
 		p("- The encoding cases (`-cases cbor`) seed the same objects once per case. A run counts as measured only if every body its informers received came in the case's encoding (parameters such as `;stream=watch` aside, `application/cbor-seq` for a CBOR watch): the lab counts the media types of its 200 responses, and make bench refuses a run that got another.\n")
 	}
-	switch page, _ := docPage(rep.Cases); page {
-	case "bench.md":
-	case linksPage, "writes.md", podsPage:
+	switch docFiles(rep.Cases).page {
+	case serversPage:
+	case "bench.md", linksPage, "writes.md", podsPage:
 		p("\nRegenerate with the command at the top of this page (`SERVERS=` picks the servers).\n")
 		return
 	default:
@@ -590,7 +630,7 @@ func podsNote(rep Report) string {
 // findingsInput is the report as compare/findings reads make bench's results (its BenchRun
 // fields, which compare -findings reads from docs/bench-results.json under the same names).
 func findingsInput(rep Report) *findings.Bench {
-	b := &findings.Bench{Started: rep.Started}
+	b := &findings.Bench{Page: docFiles(rep.Cases).page, Started: rep.Started}
 	b.Versions.ClientGo = rep.Versions.ClientGo
 	for _, r := range rep.Results {
 		b.Results = append(b.Results, findings.BenchRun{Server: r.Server, Case: r.Case, K: r.K, Mode: string(r.Mode), Logged: r.Logged, APIPeakHWM: r.APIPeakHWM, APICPUMillis: r.APICPUMillis})

@@ -88,8 +88,8 @@ func TestParseFlagsWrites(t *testing.T) {
 	if len(cs) != 2 || cs[0].Name != "writes-20" || cs[1].WriteRate != 500 || cs[1].Runs(o.ks)[0] != 4 || cs[0].Objects != 10000 || cs[0].Resource != record.ResourceConfigMaps {
 		t.Errorf("cases %+v: want writes-20 and writes-500, 10000 ConfigMaps at K=4", cs)
 	}
-	if page, results := docPage(cs); page != "writes.md" || results != "writes-results.json" {
-		t.Errorf("a writes run's page: %s and %s", page, results)
+	if f := docFiles(cs); f.page != "writes.md" || f.results != "writes-results.json" {
+		t.Errorf("a writes run's page: %s and %s", f.page, f.results)
 	}
 	for args, flag := range map[string]string{"-write-rates 0": "-write-rates", "-write-rates 20,x": "-write-rates", "-writes-k 27": "-writes-k",
 		"-writes-count 0": "-writes-count", "-writes-alone 0s": "-writes-alone"} {

@@ -148,34 +148,13 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 		}
 		fault = &f
 	}
-	u, _, err := rest.DefaultServerUrlFor(upstream)
+	u, rt, err := upstreamTransport(upstream, opts.Record != nil)
 	if err != nil {
-		return nil, fmt.Errorf("proxy: upstream address %q: %w", upstream.Host, err)
+		return nil, err
 	}
-	cfg := rest.CopyConfig(upstream)
-	// A dialer of its own makes the transport the proxy's alone (client-go shares transports
-	// of equal configs): no other client's connections to the apiserver are touched by the
-	// proxy, and Close can drop its connections.
-	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	if opts.Record != nil {
-		// The apiserver gets the client's own Accept-Encoding and nothing else: Go's transport
-		// would ask for gzip for a client that did not (and decompress out of sight), and the
-		// records would show what the proxy's leg got, not the client's.
-		cfg.DisableCompression = true
-	}
-	rt, err := rest.TransportFor(cfg)
+	servers, names, err := serverURLs(opts.Servers)
 	if err != nil {
-		return nil, fmt.Errorf("proxy: transport to the apiserver: %w", err)
-	}
-	var servers []*url.URL
-	names := map[string]string{}
-	for _, srv := range opts.Servers {
-		su, err := url.Parse(srv.Host)
-		if err != nil || su.Host == "" {
-			return nil, fmt.Errorf("proxy: server %s address %q: not a URL", srv.Name, srv.Host)
-		}
-		servers = append(servers, su)
-		names[su.Host] = srv.Name
+		return nil, err
 	}
 	caPEM, leaf, err := newCerts()
 	if err != nil {
@@ -197,9 +176,55 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 		served:   make(chan struct{}),
 		closedCh: make(chan struct{}),
 	}
-	var forward http.RoundTripper = rt
-	if opts.Record != nil {
-		forward = recordingTransport{rt}
+	p.serve(ln, leaf)
+	return p, nil
+}
+
+// upstreamTransport is the apiserver's address and a transport to it of the proxy's own.
+// recording: the apiserver gets the client's own Accept-Encoding.
+func upstreamTransport(upstream *rest.Config, recording bool) (*url.URL, http.RoundTripper, error) {
+	u, _, err := rest.DefaultServerUrlFor(upstream)
+	if err != nil {
+		return nil, nil, fmt.Errorf("proxy: upstream address %q: %w", upstream.Host, err)
+	}
+	cfg := rest.CopyConfig(upstream)
+	// A dialer of its own makes the transport the proxy's alone (client-go shares transports
+	// of equal configs): no other client's connections to the apiserver are touched by the
+	// proxy, and Close can drop its connections.
+	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	if recording {
+		// The apiserver gets the client's own Accept-Encoding and nothing else: Go's transport
+		// would ask for gzip for a client that did not (and decompress out of sight), and the
+		// records would show what the proxy's leg got, not the client's.
+		cfg.DisableCompression = true
+	}
+	rt, err := rest.TransportFor(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("proxy: transport to the apiserver: %w", err)
+	}
+	return u, rt, nil
+}
+
+// serverURLs are the addresses of Options.Servers, and each one's name by host.
+func serverURLs(list []Server) ([]*url.URL, map[string]string, error) {
+	var servers []*url.URL
+	names := map[string]string{}
+	for _, srv := range list {
+		su, err := url.Parse(srv.Host)
+		if err != nil || su.Host == "" {
+			return nil, nil, fmt.Errorf("proxy: server %s address %q: not a URL", srv.Name, srv.Host)
+		}
+		servers = append(servers, su)
+		names[su.Host] = srv.Name
+	}
+	return servers, names, nil
+}
+
+// serve serves TLS on ln with leaf, through the reverse proxy, until Close.
+func (p *Proxy) serve(ln net.Listener, leaf tls.Certificate) {
+	var forward http.RoundTripper = p.rt
+	if p.opts.Record != nil {
+		forward = recordingTransport{p.rt}
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
@@ -207,7 +232,7 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 		FlushInterval:  -1, // every write goes out at once: watch events are not delayed
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.errorHandler,
-		ErrorLog:       log.New(cli.Lines(opts.Log), "proxy: ", 0),
+		ErrorLog:       log.New(cli.Lines(p.opts.Log), "proxy: ", 0),
 	}
 	p.srv = &http.Server{
 		Handler: p,
@@ -217,15 +242,14 @@ func Start(upstream *rest.Config, opts Options) (*Proxy, error) {
 			MinVersion:   tls.VersionTLS12,
 		},
 		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          log.New(cli.Lines(opts.Log), "proxy: server: ", 0),
+		ErrorLog:          log.New(cli.Lines(p.opts.Log), "proxy: server: ", 0),
 	}
 	go func() {
 		defer close(p.served)
 		if err := p.srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			opts.Log("proxy: serve: %v", err)
+			p.opts.Log("proxy: serve: %v", err)
 		}
 	}()
-	return p, nil
 }
 
 // URL is the proxy's address, https://127.0.0.1:port.
