@@ -7,9 +7,13 @@ const intro = `**"My informer tests got 10 s slower after upgrading client-go: w
 WatchListClient gate on (client-go's default from v0.35), a reflector asks for a streaming list and
 waits for the bookmark that ends it; no fake sends one, and the reflector waits for it for as long
 as it runs (k8s.io/client-go@v0.35.10 tools/cache/reflector.go: "if watchListBookmarkReceived { break }"):
-it does not fall back to a LIST. The "10 s" is when it first says so
-(k8s.io/client-go@v0.35.10 tools/cache/reflector.go: "return newInitialEventsEndBookmarkTickerInternal(logger, name, c, watchStart, 10*time.Second, exitOnWatchListBookmarkReceived)"),
-and it says so again every 10 s; the informer itself never syncs, and a test waiting on
+it does not fall back to a LIST. The "10 s" is the period of the ticker with which it says so
+(k8s.io/client-go@v0.35.10 tools/cache/reflector.go: "return newInitialEventsEndBookmarkTickerInternal(logger, name, c, watchStart, 10*time.Second, exitOnWatchListBookmarkReceived)"):
+at its first tick when the fake's watch sent nothing; when it sent the seeded objects, at the first
+tick that finds the last of them 10 s old
+(k8s.io/client-go@v0.35.10 tools/cache/reflector.go: "hasBookmarkTimerExpired := elapsedTime >= t.tickInterval"),
+and they came just after the ticker started, so that the first tick, 10 s in, may find them
+younger than that by a few milliseconds, and the line comes 20 s in. It says so again every 10 s; the informer itself never syncs, and a test waiting on
 ` + "`" + `HasSynced` + "`" + ` waits until its own timeout. From v0.35 a reflector first asks its ListerWatcher whether its client can stream
 (k8s.io/client-go@v0.35.10 tools/cache/reflector.go: "if r.useWatchList && watchlist.DoesClientNotSupportWatchListSemantics(lw) {"),
 the client-go fakes say they cannot

@@ -10,7 +10,7 @@ import (
 )
 
 // startFakes starts the lab's -fakes run: every stand-in of lab/fakes, gate off and on, with no
-// server. Suite starts it first and checks it last: most of its 12 s is the wait on stand-ins
+// server. Suite starts it first and checks it last: most of its 21 s is the wait on stand-ins
 // that never sync, spent while the envtest subtests run.
 func startFakes(t *testing.T, bin string) *labProcess {
 	return startLab(t, bin, "-fakes", "-records", "-")
