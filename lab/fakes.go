@@ -23,11 +23,11 @@ const fakesAll = "all"
 // fakesWait is how long a stand-in is given to sync when -duration does not say: past the
 // second tick of the 10 s ticker with which a reflector that waits for the end of a streaming
 // list says so in klog (tools/cache/reflector.go, newInitialEventsEndBookmarkTicker), the line a
-// stall is known by. Not the first: from v0.36 a reflector that received the fake's objects
-// warns only once the last of them is 10 s old (produceWarningIfExpired: elapsedTime >=
-// tickInterval), and they arrive just after the ticker starts, so the first tick, 10 s in, may
-// find them a few milliseconds younger than that (it did under make test's load: not synced
-// after 12 s, and nothing logged).
+// stall is known by. Not the first: a reflector that received the fake's objects warns only once
+// the last of them is 10 s old (produceWarningIfExpired: elapsedTime >= tickInterval), and they
+// arrive just after the ticker starts, so the first tick, 10 s in, may find them a few
+// milliseconds younger than that (it did under make test's load: not synced after 12 s, and
+// nothing logged).
 const fakesWait = 21 * time.Second
 
 // fakesFlag is -fakes, set alone (every stand-in of lab/fakes, gate off and on, each in a
@@ -56,7 +56,7 @@ func (f fakesFlag) Set(s string) error {
 
 func (fakesFlag) IsBoolFlag() bool { return true }
 
-const fakesUsage = "time client-go's and controller-runtime's test doubles until HasSynced, with no server: alone, every stand-in with the gate off and on, each given -duration (default 21s); =NAME, one of them at the -watch-list gate"
+var fakesUsage = "time client-go's and controller-runtime's test doubles until HasSynced, with no server: alone, every stand-in with the gate off and on, each given -duration (default " + fakesWait.String() + "); =NAME, one of them at the -watch-list gate"
 
 // runFakes is the lab's -fakes: no server, no writer; each stand-in's informer started the way
 // a unit test starts it, timed until HasSynced, with what client-go logged meanwhile.

@@ -111,7 +111,7 @@ func (s StandIn) Run(ctx context.Context, wait time.Duration) (Result, error) {
 	// Polled every millisecond for the first second, not with cache.WaitForCacheSync, whose
 	// 100 ms poll would be the whole measurement for a fake that syncs at once; then every 50 ms
 	// (a time past 1 s is to 50 ms): a stall lasts the whole wait, and make test runs 14 stand-ins
-	// per lab module at once, whose millisecond polls for 12 s loaded its two cores.
+	// per lab module at once, whose millisecond polls for the whole wait loaded its two cores.
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for !inf.HasSynced() {
