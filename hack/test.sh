@@ -59,11 +59,12 @@ start=${SECONDS}
 
 # The labs first, one after another, into the cache the tests build them into (lab/gobuild):
 # warm, each is up to date in a second; cold, seven client-go versions compiled at once inside
-# the tests' 20-minute limits, beside their apiservers, made the harness's tests time out.
-echo "building the labs (cold: several minutes each; warm: seconds)"
+# the tests' 20-minute limits, beside their apiservers, made the harness's tests time out. Then
+# the harness and compare, whose binaries the app and reliability tests run.
+echo "building the labs, the harness and compare (cold: several minutes each; warm: seconds)"
 labs=()
 for m in "${modules[@]}"; do [[ ${m} == client-v* ]] && labs+=("../${m}"); done
-(cd lab && GOWORK=off go run ./cmd/gobuild "${labs[@]}")
+(cd lab && GOWORK=off go run ./cmd/gobuild "${labs[@]}" ../harness ../compare)
 
 # go test starts packages in the order it is given them, four at a time: the harness's longest
 # first, so that none of them waits for a slot behind a shorter one.

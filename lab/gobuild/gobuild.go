@@ -19,8 +19,8 @@ import (
 	"informer-lab/lab/process"
 )
 
-// Module compiles the main package of the module in dir into bin, with GOWORK=off.
-func Module(ctx context.Context, dir, bin string) error {
+// module compiles the main package of the module in dir into bin, with GOWORK=off.
+func module(ctx context.Context, dir, bin string) error {
 	if out, err := goCommand(ctx, dir, "build", "-o", bin, "."); err != nil {
 		return fmt.Errorf("build %s (GOWORK=off go build in %s): %w\n%s", filepath.Base(dir), dir, err, out)
 	}
@@ -57,7 +57,7 @@ func goCommand(ctx context.Context, dir string, args ...string) ([]byte, error) 
 	return out, err
 }
 
-// Cached compiles the module in dir (Module) into the cache folder of the checkout that holds
+// Cached compiles the module in dir (module) into the cache folder of the checkout that holds
 // it, <user cache dir>/informer-lab/bin/<checkout hash>/<module>, and returns the binary's path.
 // Builds of the same module wait for each other (test packages build the same labs at once).
 func Cached(ctx context.Context, dir string) (string, error) {
@@ -83,7 +83,7 @@ func Cached(ctx context.Context, dir string) (string, error) {
 			return bin, nil
 		}
 	}
-	if err := Module(ctx, dir, bin); err != nil {
+	if err := module(ctx, dir, bin); err != nil {
 		return "", err
 	}
 	if err := os.WriteFile(bin+".sum", []byte(sum), 0o644); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"informer-lab/compare/analysis"
+	"informer-lab/lab/gobuild"
 	"informer-lab/lab/labtest"
 	"informer-lab/record"
 )
@@ -99,14 +100,17 @@ func TestFailedRunLeavesNothing(t *testing.T) {
 	}
 }
 
-// buildHarness builds make compare's binary, as `go run` in harness/ does.
+// buildHarness builds make compare's binary (GOWORK=off, as `go run` in harness/ does) into the
+// checkout's binary cache, where an unchanged harness is not linked again.
 func buildHarness(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "harness")
-	build := exec.Command("go", "build", "-o", bin, "../..")
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build harness: %v\n%s", err, out)
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := gobuild.Cached(context.Background(), dir)
+	if err != nil {
+		t.Fatalf("build harness: %v", err)
 	}
 	return bin
 }

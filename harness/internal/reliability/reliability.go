@@ -50,13 +50,14 @@ type Scenario struct {
 	Run                   func(ctx context.Context, e *Env) (observed string, err error)
 }
 
-// Prepare builds the harness and every lab module (GOWORK=off) into tmp.
+// Prepare builds the harness, compare and the two lab modules the scenarios run (GOWORK=off,
+// into the checkout's binary cache, where an unchanged module is not linked again); the runs
+// write into tmp.
 func Prepare(ctx context.Context, root, tmp string) (*Env, error) {
 	e := &Env{Root: root, Labs: map[string]string{}, Out: filepath.Join(tmp, "out"), Tmp: tmp, Soak: time.Minute}
-	e.Harness = filepath.Join(tmp, "harness")
-	e.Compare = filepath.Join(tmp, "compare")
-	for dir, bin := range map[string]string{"harness": e.Harness, "compare": e.Compare} {
-		if err := gobuild.Module(ctx, filepath.Join(root, dir), bin); err != nil {
+	for dir, bin := range map[string]*string{"harness": &e.Harness, "compare": &e.Compare} {
+		var err error
+		if *bin, err = gobuild.Cached(ctx, filepath.Join(root, dir)); err != nil {
 			return nil, err
 		}
 	}
