@@ -59,7 +59,7 @@ func goCommand(ctx context.Context, dir string, args ...string) ([]byte, error) 
 
 // Cached compiles the module in dir (module) into the cache folder of the checkout that holds
 // it, <user cache dir>/informer-lab/bin/<checkout hash>/<module>, and returns the binary's path.
-// Builds of the same module wait for each other (test packages build the same labs at once).
+// Builds of the same module wait for each other (test packages build the same modules at once).
 func Cached(ctx context.Context, dir string) (string, error) {
 	binDir, err := cacheDir(dir)
 	if err != nil {
@@ -87,7 +87,7 @@ func Cached(ctx context.Context, dir string) (string, error) {
 		return "", err
 	}
 	if err := os.WriteFile(bin+".sum", []byte(sum), 0o644); err != nil {
-		return "", fmt.Errorf("lab binaries: %w", err)
+		return "", fmt.Errorf("modules' binaries: %w", err)
 	}
 	return bin, nil
 }
@@ -100,12 +100,12 @@ func cacheDir(dir string) (string, error) {
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("where to keep the lab binaries: %w", err)
+		return "", fmt.Errorf("where to keep the modules' binaries: %w", err)
 	}
 	sum := sha256.Sum256([]byte(abs))
 	d := filepath.Join(cache, "informer-lab", "bin", hex.EncodeToString(sum[:6]))
 	if err := os.MkdirAll(d, 0o755); err != nil {
-		return "", fmt.Errorf("lab binaries: %w", err)
+		return "", fmt.Errorf("modules' binaries: %w", err)
 	}
 	return d, nil
 }

@@ -55,11 +55,12 @@ type Scenario struct {
 // write into tmp.
 func Prepare(ctx context.Context, root, tmp string) (*Env, error) {
 	e := &Env{Root: root, Labs: map[string]string{}, Out: filepath.Join(tmp, "out"), Tmp: tmp, Soak: time.Minute}
-	for dir, bin := range map[string]*string{"harness": &e.Harness, "compare": &e.Compare} {
-		var err error
-		if *bin, err = gobuild.Cached(ctx, filepath.Join(root, dir)); err != nil {
-			return nil, err
-		}
+	var err error
+	if e.Harness, err = gobuild.Cached(ctx, filepath.Join(root, "harness")); err != nil {
+		return nil, err
+	}
+	if e.Compare, err = gobuild.Cached(ctx, filepath.Join(root, "compare")); err != nil {
+		return nil, err
 	}
 	for _, lab := range []string{"client-v031", "client-v032"} {
 		bin, _, err := labproc.Build(ctx, filepath.Join(root, lab))

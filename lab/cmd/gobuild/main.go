@@ -1,7 +1,8 @@
 // Command gobuild compiles modules into the project's cache of binaries (lab/gobuild), one
-// after another, and says how long each took. make test builds the labs with it before its
-// tests start, which then find them built: on a cold machine, seven labs compiled at once
-// inside the tests' own time limits (and beside their apiservers) made the tests time out.
+// after another, and says how long each took. make test builds the labs, and the harness and
+// compare that its tests run, with it before its tests start, which then find them built: on a
+// cold machine, seven labs compiled at once inside the tests' own time limits (and beside their
+// apiservers) made the tests time out.
 package main
 
 import (
