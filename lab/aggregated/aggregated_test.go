@@ -24,7 +24,7 @@ func TestRegistered(t *testing.T) {
 	version := envtestbin.SampleAPIServers[len(envtestbin.SampleAPIServers)-1]
 	bin, err := envtestbin.SampleAPIServer(ctx, envtestbin.Options{NoBuild: true}, version)
 	if err != nil {
-		t.Skipf("%v (make sample-apiservers)", err)
+		t.Fatalf("%v (make sample-apiservers)", err)
 	}
 	cp := labtest.StartServer(t, ctx, envtestbin.DefaultVersion)
 	s, err := Start(ctx, cp, bin, "test", record.AggregatedVersion)

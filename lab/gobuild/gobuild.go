@@ -122,3 +122,22 @@ func lock(path string) (unlock func(), err error) {
 	}
 	return func() { f.Close() }, nil // closing the file releases the lock
 }
+
+// Progress calls say with the time elapsed every period until stop is called: a cold build
+// compiles a client-go for minutes, which must not look like a hang.
+func Progress(period time.Duration, say func(elapsed time.Duration)) (stop func()) {
+	start := time.Now()
+	tick := time.NewTicker(period)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				say(time.Since(start).Round(time.Second))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { tick.Stop(); close(done) }
+}

@@ -6,15 +6,19 @@ package labtest
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,7 +26,6 @@ import (
 	"informer-lab/envtestbin"
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/gobuild"
-	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/pin"
 	"informer-lab/lab/process"
@@ -30,17 +33,79 @@ import (
 	"informer-lab/lab/reaper"
 	"informer-lab/record"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
 const secretToken = "informer-lab-test-token-must-never-be-logged"
 
-// Main is the TestMain of a lab module: its tests boot envtest, whose processes this test
-// binary's reaper stops if the binary is killed.
+// Main is the TestMain of a test binary whose tests boot envtest, whose processes this test
+// binary's reaper stops if the binary is killed; once every test has ended, it stops the
+// control plane they shared (Shared).
 func Main(m *testing.M) {
 	BecomeSubreaper(nil)
-	lifecycle.TestMain(m)
+	reaper.Serve()
+	code := m.Run()
+	if shared.cp != nil {
+		shared.cp.Stop()
+	}
+	reaper.Done()
+	os.Exit(code)
 }
+
+// shared is the control plane of Shared, started once.
+var shared struct {
+	once sync.Once
+	cp   *controlplane.ControlPlane
+	err  error
+}
+
+// Shared is the envtest control plane of DefaultVersion that the tests of this test binary share:
+// the first test that asks starts it, Main stops it once every test has ended. A test that needs
+// a server and neither kills, restarts nor reconfigures it uses this one, in a namespace of its
+// own (Namespace); one that does starts its own (controlplane.Start). An envtest boot is about
+// 4 CPU-seconds, most of make test's CPU when every test booted its own.
+func Shared(t *testing.T) *controlplane.ControlPlane {
+	t.Helper()
+	shared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		shared.cp, shared.err = controlplane.Start(ctx, controlplane.Options{})
+	})
+	if shared.err != nil {
+		t.Fatalf("the shared control plane: %v", shared.err)
+	}
+	return shared.cp
+}
+
+// Namespace creates a namespace of the test's own on cfg's server, named after the test, and
+// returns its name. It is not deleted: envtest runs no namespace controller, so a deleted
+// namespace would stay Terminating with its objects in it; each test's name is its own.
+func Namespace(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	name := strings.ToLower(nonName.ReplaceAllString(t.Name(), "-"))
+	if len(name) > 63 {
+		sum := sha256.Sum256([]byte(name))
+		name = name[:50] + "-" + hex.EncodeToString(sum[:6])
+	}
+	name = strings.Trim(name, "-")
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("namespace %s for the test: %v", name, err)
+	}
+	return name
+}
+
+// nonName is what a test's name holds that a namespace's may not.
+var nonName = regexp.MustCompile(`[^a-zA-Z0-9]+`)
 
 // Suite runs the lab module in the current directory twice: attached to a control plane this
 // test controls (writes, credentials to look for), and alone with its own envtest. The
@@ -398,16 +463,17 @@ func sawEvent(recs []record.Record, tag, event, name string) bool {
 }
 
 // StartServer starts a control plane of kube-apiserver version for a test of what only that
-// version does, stopped when the test ends. It skips the test where the version is not there
-// to be had without a build: the envtest store lacks it, or KUBEBUILDER_ASSETS is set (its
-// binaries would be used instead); and it fails the test if the server reports another.
+// version does, stopped when the test ends. It fails the test where the envtest store lacks the
+// version (make check builds every version its tests ask for; make envtest K8S_VERSION=X.Y.Z
+// builds one), and where the server reports another; it skips it where KUBEBUILDER_ASSETS is
+// set, whose binaries would be used instead.
 func StartServer(t *testing.T, ctx context.Context, version string) *controlplane.ControlPlane {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") != "" {
 		t.Skipf("KUBEBUILDER_ASSETS is set: it would be used instead of %s", version)
 	}
 	if _, err := envtestbin.Lookup(ctx, envtestbin.Options{Version: version, NoBuild: true}); err != nil {
-		t.Skipf("no kube-apiserver %s in the envtest store (make envtest K8S_VERSION=%s): %v", version, version, err)
+		t.Fatalf("no kube-apiserver %s in the envtest store (make envtest K8S_VERSION=%s): %v", version, version, err)
 	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{Version: version})
 	if err != nil {

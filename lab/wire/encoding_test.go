@@ -157,8 +157,8 @@ func TestGzipListFromServer(t *testing.T) {
 
 // kube-apiserver 1.37 gzips a whole watch-list stream (WatchListCompression, on by default),
 // one gzip member per flush: the wire must say so and size the stream up to its end bookmark
-// both ways. 1.37.2 is used when the envtest store has it (`make envtest K8S_VERSION=1.37.2`);
-// TestGzipWatchListTestdata replays its recorded stream everywhere.
+// both ways, on 1.37.2 (make check, which builds it); TestGzipWatchListTestdata replays its
+// recorded stream in make test.
 func TestGzipWatchListFromServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 	"informer-lab/harness/internal/cli"
 	"informer-lab/harness/internal/labproc"
 	"informer-lab/harness/internal/rundir"
+	"informer-lab/lab/gobuild"
 	"informer-lab/record"
 )
 
@@ -160,11 +161,11 @@ func BuildCells(ctx context.Context, dirs []string, say func(string, ...any)) ([
 		start := time.Now()
 		// Warm, a build is skipped in milliseconds; cold, it compiles a client-go for minutes,
 		// which must not look like a hang.
-		slow := time.AfterFunc(2*time.Second, func() {
-			say("building %s (%d of %d; cold, a few minutes each)", filepath.Base(dir), i+1, len(dirs))
+		stop := gobuild.Progress(15*time.Second, func(d time.Duration) {
+			say("building %s (%d of %d; cold, a few minutes each): %s so far", filepath.Base(dir), i+1, len(dirs), d)
 		})
 		bin, cg, err := labproc.Build(ctx, dir)
-		slow.Stop()
+		stop()
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -21,7 +21,7 @@ import (
 // Both are the default version here (the grid's upgrade columns run two versions): the test is
 // of the balancing, not of a version.
 func TestBalancerAlternatesAndNamesTheServer(t *testing.T) {
-	cp, admin := startControlPlane(t)
+	cp, admin, ns := ownServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	peer, err := cp.StartPeer(ctx, envtestbin.DefaultVersion, nil)
@@ -69,7 +69,7 @@ func TestBalancerAlternatesAndNamesTheServer(t *testing.T) {
 	if got := answered[len(answered)-2:]; !slices.Equal(got, []string{"first", "second"}) {
 		t.Errorf("the two watches were answered by %q, want one by each", got)
 	}
-	cm := createCM(t, ctx, admin, "balanced")
+	cm := createCM(t, ctx, admin, ns, "balanced")
 	for i, w := range watches {
 		select {
 		case ev := <-w.ResultChan():
@@ -81,6 +81,10 @@ func TestBalancerAlternatesAndNamesTheServer(t *testing.T) {
 		}
 	}
 
+	// The watches end first: kube-apiserver stopped with a watch open waits for it (30 s).
+	for _, w := range watches {
+		w.Stop()
+	}
 	cp.Stop()
 	if peer.Alive() {
 		t.Errorf("the second kube-apiserver outlived the control plane's Stop")

@@ -562,7 +562,7 @@ func TestFaultGzipUpstreamBody(t *testing.T) {
 // fault applies to the streaming list, and a plain LIST and a plain watch through the same
 // proxy are untouched.
 func TestFaultsEndToEnd(t *testing.T) {
-	cp, admin := startControlPlane(t)
+	cp, admin, _ := sharedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	env := &e2e{cp: cp, admin: admin, ctx: ctx}

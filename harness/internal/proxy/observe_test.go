@@ -50,7 +50,7 @@ const (
 // events and end bookmark. The lab's informers share one HTTP/2 connection; the proxy tells
 // them apart by their User-Agents. Gate off (LIST→WATCH, the LIST gzipped) and on (STREAM).
 func TestObserveAgreesWithLab(t *testing.T) {
-	cp, admin := startControlPlane(t)
+	cp, admin, _ := sharedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	bin := buildObserveLab(t, ctx)
@@ -100,8 +100,7 @@ func TestObserveAgreesWithLab(t *testing.T) {
 // kube-apiserver 1.37 gzips a whole streaming list (WatchListCompression) for a client that
 // accepts gzip: the lab's wire asks for it, the proxy forwards the header, and the proxy's
 // wire decodes a gunzipped copy of what it passes on compressed. Both must still agree, the
-// end bookmark's sizes included. Runs when the envtest store has 1.37.2 (make envtest
-// K8S_VERSION=1.37.2).
+// end bookmark's sizes included. make check, which builds 1.37.2.
 func TestObserveCompressedWatchList(t *testing.T) {
 	const version = "1.37.2"
 	if testing.Short() {

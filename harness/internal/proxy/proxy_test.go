@@ -6,8 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"informer-lab/lab/lifecycle"
-	"io"
+		"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"informer-lab/lab/controlplane"
+	"informer-lab/lab/labtest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,10 +27,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// The tests start etcd and kube-apiserver: this binary is their reaper if it is killed.
-func TestMain(m *testing.M) { lifecycle.TestMain(m) }
-
-const ns = "default"
+// The tests start etcd and kube-apiserver: this binary is their reaper if it is killed, and
+// stops the control plane its tests share once they have ended.
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 // lines is a log shared by a test and the goroutines it starts.
 type lines struct {
@@ -69,7 +68,20 @@ func newLines(t *testing.T, name string) *lines {
 	return l
 }
 
-func startControlPlane(t *testing.T) (*controlplane.ControlPlane, kubernetes.Interface) {
+// sharedServer is the control plane this binary's tests share (labtest.Shared), with an admin
+// client and a namespace of the test's own: for a test that neither kills nor restarts it.
+func sharedServer(t *testing.T) (*controlplane.ControlPlane, kubernetes.Interface, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots envtest")
+	}
+	cp := labtest.Shared(t)
+	return cp, adminOf(t, cp), labtest.Namespace(t, cp.Config)
+}
+
+// ownServer starts a control plane of the test's own, stopped when it ends: for a test that
+// kills, restarts or stops kube-apiserver. Its namespace is "default".
+func ownServer(t *testing.T) (*controlplane.ControlPlane, kubernetes.Interface, string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("boots envtest")
@@ -81,11 +93,16 @@ func startControlPlane(t *testing.T) (*controlplane.ControlPlane, kubernetes.Int
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cp.Stop() })
+	return cp, adminOf(t, cp), "default"
+}
+
+func adminOf(t *testing.T, cp *controlplane.ControlPlane) kubernetes.Interface {
+	t.Helper()
 	admin, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cp, admin
+	return admin
 }
 
 func startProxy(t *testing.T, cp *controlplane.ControlPlane, opts Options) (*Proxy, *lines) {
@@ -145,7 +162,7 @@ func (r recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // createCM creates ConfigMap name in ns.
-func createCM(t *testing.T, ctx context.Context, cs kubernetes.Interface, name string) *corev1.ConfigMap {
+func createCM(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns, name string) *corev1.ConfigMap {
 	t.Helper()
 	cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"n": "0"}}, metav1.CreateOptions{})
 	if err != nil {
@@ -169,7 +186,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 // watch. On the wire (HTTP/2 both sides) the stream simply ends: the last bytes are a complete
 // event, then EOF.
 func TestWatchTimeoutEndsWatchCleanly(t *testing.T) {
-	cp, admin := startControlPlane(t)
+	cp, admin, ns := sharedServer(t)
 	p, plog := startProxy(t, cp, Options{WatchTimeout: 3 * time.Second})
 	cs, wire := proxyClient(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -185,7 +202,7 @@ func TestWatchTimeoutEndsWatchCleanly(t *testing.T) {
 		defer w.Stop()
 		go func() {
 			time.Sleep(time.Second)
-			createCM(t, ctx, admin, "watched")
+			createCM(t, ctx, admin, ns, "watched")
 		}()
 		var sawAdded time.Duration
 		for ev := range w.ResultChan() {
@@ -218,7 +235,7 @@ func TestWatchTimeoutEndsWatchCleanly(t *testing.T) {
 		pool.AppendCertsFromPEM(p.CAData())
 		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
 		defer hc.CloseIdleConnections()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL()+"/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=300", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL()+"/api/v1/namespaces/"+ns+"/configmaps?watch=true&timeoutSeconds=300", nil)
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("Authorization", "Bearer "+Token) // ignored, and not forwarded
 		start := time.Now()
@@ -229,7 +246,7 @@ func TestWatchTimeoutEndsWatchCleanly(t *testing.T) {
 		defer resp.Body.Close()
 		go func() {
 			time.Sleep(time.Second)
-			createCM(t, ctx, admin, "raw")
+			createCM(t, ctx, admin, ns, "raw")
 		}()
 		body, err := io.ReadAll(resp.Body)
 		elapsed := time.Since(start)
@@ -272,13 +289,13 @@ func tail(b []byte, n int) string {
 // writes: several watches, each ended by the proxy and re-established by the reflector from
 // where it was, one LIST only, and the cache equals a LIST at the end.
 func TestInformerInSyncAcrossEndedWatches(t *testing.T) {
-	cp, admin := startControlPlane(t)
+	cp, admin, ns := sharedServer(t)
 	p, plog := startProxy(t, cp, Options{WatchTimeout: 2 * time.Second})
 	cs, wire := proxyClient(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	inf := startInformer(t, ctx, cs)
+	inf := startInformer(t, ctx, cs, ns)
 
 	start := time.Now()
 	writes := 0
@@ -332,7 +349,7 @@ func TestInformerInSyncAcrossEndedWatches(t *testing.T) {
 
 	watches := wire.grep("watch=true")
 	lists := 0
-	for _, l := range wire.grep("GET /api/v1/namespaces/default/configmaps?") {
+	for _, l := range wire.grep("GET /api/v1/namespaces/" + ns + "/configmaps?") {
 		if !strings.Contains(l, "watch=true") {
 			lists++
 		}
@@ -368,7 +385,7 @@ func equal(a, b map[string]string) bool {
 // lets the watch in flight go on, drops a held request whose client gave up, and WaitIdle
 // returns once the active watch has ended at the proxy's watch timeout.
 func TestPauseHoldsRequestsAndWaitIdle(t *testing.T) {
-	cp, admin := startControlPlane(t)
+	cp, admin, ns := sharedServer(t)
 	p, plog := startProxy(t, cp, Options{WatchTimeout: 2 * time.Second})
 	cs, _ := proxyClient(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -384,7 +401,7 @@ func TestPauseHoldsRequestsAndWaitIdle(t *testing.T) {
 	waitFor(t, "one active watch", 5*time.Second, func() bool { return p.ActiveWatches() == 1 })
 
 	p.Pause()
-	createCM(t, ctx, admin, "during-pause") // straight to the apiserver
+	createCM(t, ctx, admin, ns, "during-pause") // straight to the apiserver
 	select {
 	case ev := <-w.ResultChan():
 		if cm, ok := ev.Object.(*corev1.ConfigMap); !ok || ev.Type != watch.Added || cm.Name != "during-pause" {
@@ -453,14 +470,14 @@ func TestPauseHoldsRequestsAndWaitIdle(t *testing.T) {
 // (it holds an object created after the restart), and an informer through the proxy ends
 // up equal to a LIST.
 func TestPauseAcrossAPIServerRestart(t *testing.T) {
-	cp, admin := startControlPlane(t)
+	cp, admin, ns := ownServer(t)
 	p, _ := startProxy(t, cp, Options{WatchTimeout: 2 * time.Second})
 	cs, wire := proxyClient(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	inf := startInformer(t, ctx, cs)
-	createCM(t, ctx, admin, "before")
+	inf := startInformer(t, ctx, cs, ns)
+	createCM(t, ctx, admin, ns, "before")
 	waitFor(t, "the informer to see before", 5*time.Second, func() bool {
 		_, ok, _ := inf.GetStore().GetByKey(ns + "/before")
 		return ok
@@ -472,7 +489,7 @@ func TestPauseAcrossAPIServerRestart(t *testing.T) {
 	if err := p.WaitIdle(idleCtx); err != nil {
 		t.Fatal(err)
 	}
-	createCM(t, ctx, admin, "while-paused")
+	createCM(t, ctx, admin, ns, "while-paused")
 	listed := make(chan []string, 1)
 	go func() {
 		l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
@@ -498,7 +515,7 @@ func TestPauseAcrossAPIServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("kube-apiserver killed and restarted in %s", time.Since(begin).Round(time.Millisecond))
-	createCM(t, ctx, admin, "after-restart")
+	createCM(t, ctx, admin, ns, "after-restart")
 	rev, err := cp.CompactEtcd(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -561,7 +578,7 @@ func TestIsWatch(t *testing.T) {
 // event), a request while the server is down is answered 502, the proxy survives, and after
 // the restart requests go through again.
 func TestAPIServerKilledWithWatchInFlight(t *testing.T) {
-	cp, admin := startControlPlane(t)
+	cp, admin, ns := ownServer(t)
 	p, plog := startProxy(t, cp, Options{})
 	cs, _ := proxyClient(t, p)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -624,7 +641,7 @@ func TestAPIServerKilledWithWatchInFlight(t *testing.T) {
 
 // startInformer starts a ConfigMap informer on cs in the test namespace, waits for its sync,
 // and stops it when the test ends.
-func startInformer(t *testing.T, ctx context.Context, cs kubernetes.Interface) cache.SharedIndexInformer {
+func startInformer(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string) cache.SharedIndexInformer {
 	t.Helper()
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
 	inf := factory.Core().V1().ConfigMaps().Informer()

@@ -42,7 +42,7 @@ func TestRecordWatchStreams(t *testing.T) {
 	if !*record {
 		t.Skip("records testdata only with -record")
 	}
-	cp, admin := startControlPlane(t)
+	cp, admin, ns := sharedServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, name := range recordedNames {

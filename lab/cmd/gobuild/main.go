@@ -23,7 +23,9 @@ func main() {
 		}
 		for _, dir := range os.Args[1:] {
 			start := time.Now()
+			stop := gobuild.Progress(15*time.Second, func(d time.Duration) { fmt.Printf("  building %s: %s so far\n", dir, d) })
 			bin, err := gobuild.Cached(ctx, dir)
+			stop()
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "error:", err)
 				return 1
