@@ -25,7 +25,7 @@ import (
 // DefaultVersion is the Kubernetes version the project tests against.
 const DefaultVersion = "1.32.13"
 
-// UpgradeVersion is the second kube-apiserver of make test's upgrade in progress (beside
+// UpgradeVersion is the second kube-apiserver of make check's upgrade in progress (beside
 // DefaultVersion, on one etcd): the next minor, whose WatchList default differs.
 const UpgradeVersion = "1.33.13"
 

@@ -21,20 +21,26 @@ fi
 
 modules=(harness client-v031 client-v032 client-v033 client-v034 client-v035 client-v036 client-v037 lab compare envtestbin record)
 
-# The check tier, per module: its packages, each with the tests (top-level names) make test
-# skips and make check runs. Every name must be a test of its package (make check fails
-# otherwise), so that a renamed test cannot drop out of both tiers.
+# The check tier, per module: entries pkg=Names, each the tests (top-level names) make test
+# skips and make check runs, in a go test process of its own (two at once per module: each
+# keeps kube-apiservers and labs busy for minutes, and each process is the reaper of what its
+# tests start). Every name must be a test of its package (make check fails otherwise), so
+# that a renamed test cannot drop out of both tiers.
 declare -A check_tests=(
 	[harness]="
-		./internal/matrixrun=TestReducedGrid|TestReducedFaultGrid|TestReducedKindsGrid|TestAggregatedColumns|TestUpgradeColumn|TestClusterColumn|TestClusterColumnWithoutWatchList
-		./internal/reliability=TestSuiteFaults|TestSuiteChecks
+		./internal/matrixrun=TestReducedGrid
+		./internal/reliability=TestSuiteFaults
+		./internal/matrixrun=TestReducedFaultGrid|TestReducedKindsGrid
+		./internal/reliability=TestSuiteChecks
+		./internal/matrixrun=TestUpgradeColumn|TestAggregatedColumns
 		./internal/doccheck=TestDocExcerptsAreReal
+		./internal/matrixrun=TestClusterColumn|TestClusterColumnWithoutWatchList
 		./internal/bench=TestWritesRun|TestLinksRun|TestPodsRun|TestCBORRun|TestClusterRun
-		./internal/apf=TestChargesOnARealServer
+		./internal/app=TestRestartGapGets410|TestWritesDuringSync|TestReportInBrowser
 		./internal/observe=TestObserveKubectlGetWatch|TestObserveOnACluster
+		./internal/apf=TestChargesOnARealServer
 		./internal/probe=TestProbeAggregated
-		./internal/proxy=TestObserveCompressedWatchList
-		./internal/app=TestRestartGapGets410|TestWritesDuringSync|TestReportInBrowser"
+		./internal/proxy=TestObserveCompressedWatchList"
 	[lab]="
 		./aggregated=TestRegistered
 		./kind=TestAggregatedKindOnARealServer
@@ -107,7 +113,7 @@ for m in "${modules[@]}"; do [[ ${m} == client-v* ]] && labs+=("../${m}"); done
 
 # go test starts packages in the order it is given them, -p at a time: the harness's longest
 # first, so that none of them waits for a slot behind a shorter one.
-declare -A first=([harness]="./internal/proxy ./internal/app ./internal/probe ./internal/observe ./internal/matrixrun")
+declare -A first=([harness]="./internal/proxy ./internal/app ./internal/observe ./internal/probe")
 
 # Every test binary is kept in out/testbin (go test -o DIR/): go test links a binary into a
 # temporary directory every time, but one it finds up to date at -o (same build ID) it runs as
@@ -130,24 +136,44 @@ test_module() {
 	(cd "${m}" && GOWORK=off go test -p 4 "${test_flags[@]}" -o "${testbin}/${m}/" ${skip:+-skip "^(${skip})\$"} ${first[${m}]:-} ${pkgs})
 }
 
-# check_module runs a module's check-tier tests, two packages at a time: they are the grids and
-# suites that each keep kube-apiservers and labs busy for minutes, and two cores run two well.
-# It first lists each package's tests: a name in the table that is not one fails the module.
+# check_module runs a module's check-tier entries, each in a go test process of its own, two at
+# once. It first lists each package's tests: a name in the table that is not one fails it.
 check_module() {
-	local m=$1 entry pkg names pkgs=() rc=0 listed name
+	local m=$1 entry pkg names rc=0 name running=0 i=0
+	declare -A listed
 	for entry in ${check_tests[${m}]:-}; do
 		pkg=${entry%%=*} names=${entry#*=}
-		pkgs+=("${pkg}")
-		listed=$(cd "${m}" && GOWORK=off go test -vet=off -ldflags=-w -o "${testbin}/${m}/" -list '.*' "${pkg}") || return 1
+		[[ -n ${listed[${pkg}]:-} ]] || listed[${pkg}]=$(cd "${m}" && GOWORK=off go test -vet=off -ldflags=-w -o "${testbin}/${m}/" -list '.*' "${pkg}") || return 1
 		for name in ${names//|/ }; do
-			if ! grep -qx "${name}" <<<"${listed}"; then
+			if ! grep -qx "${name}" <<<"${listed[${pkg}]}"; then
 				echo "hack/test.sh: check_tests names ${name} in ${m}/${pkg}, which has no such test: fix the table"
 				rc=1
 			fi
 		done
 	done
 	((rc == 0)) || return "${rc}"
-	(cd "${m}" && GOWORK=off go test -p 2 "${test_flags[@]}" -o "${testbin}/${m}/" -run "^($(check_names "${m}"))\$" "${pkgs[@]}")
+	for entry in ${check_tests[${m}]}; do
+		pkg=${entry%%=*} names=${entry#*=}
+		if ((running == 2)); then
+			wait -n || rc=1
+			running=$((running - 1))
+		fi
+		# A directory of its own: another entry may link the same package's binary at once.
+		i=$((i + 1))
+		(cd "${m}" && GOWORK=off go test "${test_flags[@]}" -o "${testbin}/${m}/check-${i}/" -run "^(${names})\$" "${pkg}") >"${logs}/${m}.check-${i}" 2>&1 &
+		running=$((running + 1))
+	done
+	while ((running > 0)); do
+		wait -n || rc=1
+		running=$((running - 1))
+	done
+	i=0
+	for entry in ${check_tests[${m}]}; do
+		i=$((i + 1))
+		echo "${entry%%=*} -run ${entry#*=}:"
+		cat "${logs}/${m}.check-${i}"
+	done
+	return "${rc}"
 }
 
 # heartbeat prints, every 30 s until the file $1 exists, what is still running: those of the

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// make test type-checks every module for darwin/arm64 beside the native linux/amd64, and the
+// make check type-checks every module for darwin/arm64 beside the native linux/amd64, and the
 // modules that hold build-constrained files (lab, envtestbin) for darwin/amd64 and linux/arm64
 // too (hack/test.sh). That covers every file of the project on every supported target only if
 // no file is chosen by its architecture and every file chosen by its system is in those two

@@ -25,7 +25,7 @@ import (
 )
 
 func main() {
-	version := flag.String("version", envtestbin.DefaultVersion, "Kubernetes version X.Y.Z (\"upgrade\": "+envtestbin.UpgradeVersion+", the second server of make test's upgrade column)")
+	version := flag.String("version", envtestbin.DefaultVersion, "Kubernetes version X.Y.Z (\"upgrade\": "+envtestbin.UpgradeVersion+", the second server of make check's upgrade column)")
 	etcdVersion := flag.String("etcd-version", "", "etcd version A.B.C (default: $ETCD_VERSION, else what k8s.io/kubernetes requires)")
 	printDir := flag.Bool("print-dir", false, "print only the binaries' directory on stdout")
 	noBuild := flag.Bool("no-build", false, "fail instead of building missing binaries")

@@ -124,7 +124,13 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(stderr)
+	var seen []string
 	for sc.Scan() && !strings.Contains(sc.Text(), scriptStarts) {
+		seen = append(seen, sc.Text())
+	}
+	if sc.Err() != nil || !strings.Contains(sc.Text(), scriptStarts) {
+		cmd.Wait()
+		t.Fatalf("the harness never started writing, exit %d; it said:\n%s", cmd.ProcessState.ExitCode(), strings.Join(seen, "\n"))
 	}
 	cmd.Process.Signal(syscall.SIGINT)
 	// The second signal only once the harness says it took the first: two SIGINTs sent while
@@ -165,14 +171,17 @@ func TestInterruptMidRun(t *testing.T) {
 	}
 	sc := bufio.NewScanner(stderr)
 	var seen []string
-	for sc.Scan() {
+	writing := false
+	for !writing && sc.Scan() {
 		seen = append(seen, sc.Text())
-		if strings.Contains(sc.Text(), scriptStarts) {
-			time.Sleep(1500 * time.Millisecond) // mid-writes
-			cmd.Process.Signal(syscall.SIGINT)
-			break
-		}
+		writing = strings.Contains(sc.Text(), scriptStarts)
 	}
+	if !writing { // the run ended before its writes: there is nothing mid-run to interrupt
+		cmd.Wait()
+		t.Fatalf("the harness never started writing, exit %d; it said:\n%s", cmd.ProcessState.ExitCode(), strings.Join(seen, "\n"))
+	}
+	time.Sleep(1500 * time.Millisecond) // mid-writes
+	cmd.Process.Signal(syscall.SIGINT)
 	go func() {
 		for sc.Scan() {
 		}

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { lifecycle.TestMain(m) }
 func TestDocExcerptsAreReal(t *testing.T) {
 	// The runs are independent (each boots its own envtest) and mostly wait on their servers
 	// and labs: three at once take about the time of the longest three, not the sum; more
-	// would load make test's two cores beyond what the runs' own timings tolerate.
+	// would load make check's two cores beyond what the runs' own timings tolerate.
 	var (
 		pool  Pool
 		mu    sync.Mutex
@@ -116,7 +116,7 @@ func excerptRuns(t *testing.T) []run {
 		})
 	}
 	// make observe, of kubectl get -w and of a lab with its gate on (HOW-IT-WORKS.md, "Any
-	// client, seen from outside"), for make observe's default 20 s: in make test, kubectl has
+	// client, seen from outside"), for make observe's default 20 s: under make test's load, kubectl has
 	// taken more than 6 s to get past discovery to its LIST.
 	for _, cmd := range [][]string{{"kubectl", "get", "configmaps", "-w"}, {"LAB", "-kubeconfig", observe.KubeconfigArg, "-watch-list", "on"}} {
 		out := t.TempDir()

@@ -12,10 +12,10 @@ import (
 // an etcd, kube-apiserver or lab that outlived its run; the reaper stops them if it is killed.
 func TestMain(m *testing.M) { labtest.Main(m) }
 
-// The fast part of the reliability suite, under make test: every fault, bad input and security
+// The fast part of the reliability suite, under make check: every fault, bad input and security
 // scenario, and the long run shortened to 30 seconds (make reliability runs 30 minutes): six
 // health samples a lab, enough to see memory, goroutines or files grow. Two tests, so that make
-// test can run them at once in two processes (each its own children's reaper, so each scenario's
+// check can run them at once in two processes (each its own children's reaper, so each scenario's
 // check that nothing outlived it sees its own processes only): the faults, and the rest.
 func TestSuiteFaults(t *testing.T) {
 	suite(t, func(s Scenario) bool { return s.Group == groupFault })

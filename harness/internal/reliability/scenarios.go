@@ -32,7 +32,7 @@ func Scenarios() []Scenario {
 	return append(append(append(faultScenarios(), badInputScenarios()...), securityScenarios()...), longRun())
 }
 
-// groupFault is the fault scenarios' group: make test runs them apart from the others
+// groupFault is the fault scenarios' group: make check runs them apart from the others
 // (TestSuiteFaults).
 const groupFault = "fault"
 
