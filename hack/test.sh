@@ -22,9 +22,9 @@ fi
 modules=(harness client-v031 client-v032 client-v033 client-v034 client-v035 client-v036 client-v037 lab compare envtestbin record)
 
 # The check tier, per module: entries pkg=Names, each the tests (top-level names) make test
-# skips and make check runs, in a go test process of its own (two at once per module: each
-# keeps kube-apiservers and labs busy for minutes, and each process is the reaper of what its
-# tests start). Every name must be a test of its package (make check fails otherwise), so
+# skips and make check runs, in a go test process of its own (three at once per module: each
+# mostly waits on its kube-apiservers and labs, for minutes, and each process is the reaper of
+# what its tests start). Every name must be a test of its package (make check fails otherwise), so
 # that a renamed test cannot drop out of both tiers.
 declare -A check_tests=(
 	[harness]="
@@ -136,8 +136,8 @@ test_module() {
 	(cd "${m}" && GOWORK=off go test -p 4 "${test_flags[@]}" -o "${testbin}/${m}/" ${skip:+-skip "^(${skip})\$"} ${first[${m}]:-} ${pkgs})
 }
 
-# check_module runs a module's check-tier entries, each in a go test process of its own, two at
-# once. It first lists each package's tests: a name in the table that is not one fails it.
+# check_module runs a module's check-tier entries, each in a go test process of its own, three
+# at once (two left one of the two cores idle). It first lists each package's tests: a name in the table that is not one fails it.
 check_module() {
 	local m=$1 entry pkg names rc=0 name running=0 i=0
 	declare -A listed
@@ -154,7 +154,7 @@ check_module() {
 	((rc == 0)) || return "${rc}"
 	for entry in ${check_tests[${m}]}; do
 		pkg=${entry%%=*} names=${entry#*=}
-		if ((running == 2)); then
+		if ((running == 3)); then
 			wait -n || rc=1
 			running=$((running - 1))
 		fi
