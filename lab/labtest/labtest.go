@@ -26,6 +26,7 @@ import (
 	"informer-lab/envtestbin"
 	"informer-lab/lab/controlplane"
 	"informer-lab/lab/gobuild"
+	"informer-lab/lab/lifecycle"
 	"informer-lab/lab/mutator"
 	"informer-lab/lab/pin"
 	"informer-lab/lab/process"
@@ -47,13 +48,11 @@ const secretToken = "informer-lab-test-token-must-never-be-logged"
 // control plane they shared (Shared).
 func Main(m *testing.M) {
 	BecomeSubreaper(nil)
-	reaper.Serve()
-	code := m.Run()
-	if shared.cp != nil {
-		shared.cp.Stop()
-	}
-	reaper.Done()
-	os.Exit(code)
+	lifecycle.TestMain(m, func() {
+		if shared.cp != nil {
+			shared.cp.Stop()
+		}
+	})
 }
 
 // shared is the control plane of Shared, started once.

@@ -29,10 +29,14 @@ func Main(run func(ctx context.Context) int) {
 	os.Exit(code)
 }
 
-// TestMain is Main for a test binary whose tests start etcd, kube-apiserver or labs.
-func TestMain(m *testing.M) {
+// TestMain is Main for a test binary whose tests start etcd, kube-apiserver or labs; after, if
+// given, run once every test has ended (stopping what the tests shared).
+func TestMain(m *testing.M, after ...func()) {
 	reaper.Serve()
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	reaper.Done()
 	os.Exit(code)
 }

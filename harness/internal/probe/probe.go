@@ -148,10 +148,10 @@ type Report struct {
 	Hits map[string][]string `json:"faultGrid,omitempty"`
 }
 
-// probe connects, finds the resources and grades each, one after another.
 // probeQPS is the probe's client-side limit on requests a second.
 const probeQPS = 50
 
+// probe connects, finds the resources and grades each, one after another.
 func probe(ctx context.Context, o options, say func(string, ...any)) (*Report, error) {
 	cfg, version, stop, err := connect(ctx, o, say)
 	if err != nil {

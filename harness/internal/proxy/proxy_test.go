@@ -6,7 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-		"io"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
